@@ -1,0 +1,54 @@
+// Public API of the DSM runtime. Every name here is fixed by DESIGN.md section 1.
+//
+// A program calls dsm::init first and dsm::finalize last. Shared data comes from
+// dsm::alloc, which every rank calls in the same order with the same sizes; it returns the
+// same address on every rank. Changes by one rank become visible to another after a
+// release/acquire pair between them (lock_release -> lock_acquire, or a barrier): lazy
+// release consistency.
+#pragma once
+
+#include <cstddef>
+
+namespace dsm {
+
+// Joins the job started by dsmrun. Without dsmrun, the program runs as a single rank.
+void init(int argc, char** argv);
+// Waits for every rank, prints/sends statistics, and leaves the job. Collective.
+void finalize();
+
+int rank();
+int nprocs();
+
+// Collective barrier; also a release followed by an acquire for every rank.
+void barrier();
+
+// Lock ids run from 0 to max_locks() - 1.
+void lock_acquire(int id);
+void lock_release(int id);
+int max_locks();
+
+enum class Mode {
+  read,        // fetch what is missing now, in bulk
+  write,       // also open for writing (twins in one pass)
+  read_write,  // same as write
+  write_all,   // the range will be completely overwritten: no fetch, no twin
+};
+// Brings [addr, addr+bytes) of the shared region into the state `mode` asks for, with one
+// request per writer instead of one fault per page. Addresses outside the region are ignored.
+void prefetch(const void* addr, std::size_t bytes, Mode mode);
+
+// Seconds on a monotonic clock.
+double wtime();
+
+namespace detail {
+void* alloc_bytes(std::size_t bytes);
+}
+
+// Collective: n zero-filled, page-aligned objects of type T in the shared region.
+// alloc<double[M]>(n) returns double (*)[M].
+template <class T>
+T* alloc(std::size_t n) {
+  return static_cast<T*>(detail::alloc_bytes(n * sizeof(T)));
+}
+
+}  // namespace dsm

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Idempotent set-up: installs the Debian packages the project needs (only those missing),
+# then configures and builds into build/. Options go to CMake (e.g. -DDSM_BUILD_PASS=OFF).
+# Environment: BUILD_DIR (default build), JOBS (default nproc).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+packages=(build-essential cmake ninja-build pkg-config git
+  libfabric-dev libfabric-bin libboost-dev catch2 libcli11-dev
+  clang-14 llvm-14-dev libclang-14-dev libclang-cpp14-dev libclang-rt-14-dev
+  gnuplot-nox procps iproute2 util-linux)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+elif (($#)); then
+  cmake "$build" "$@"
+fi
+cmake --build "$build" -j "${JOBS:-$(nproc)}"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up and build (scripts/setup.sh), then every CTest test, then the
+# runtime tests again in the AddressSanitizer/UBSan build.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/setup.sh"
+cd "$top/build"
+ctest --output-on-failure -j 2 --timeout 300
