@@ -1,0 +1,171 @@
+#include "diff.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace dsm::mem {
+namespace {
+
+constexpr std::size_t word = 8;
+constexpr std::size_t header = 4;
+// One bit per word of the largest page.
+constexpr std::size_t max_mask_words = (max_diff_page / word + 63) / 64;
+
+void check_page_size(std::size_t page_size) {
+  if (page_size % word || page_size > max_diff_page)
+    throw std::invalid_argument("dsm: diff page size must be a multiple of 8 and at most 524280 bytes");
+}
+
+std::uint64_t load_word(const std::byte* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, word);
+  return w;
+}
+
+// Sets bit i of `mask` when word i differs. Plain version, and the tail of the vector ones.
+void changed_words_scalar(const std::byte* a, const std::byte* b, std::size_t from, std::size_t nwords,
+                          std::uint64_t* mask) {
+  for (std::size_t i = from; i < nwords; ++i)
+    if (load_word(a + i * word) != load_word(b + i * word)) mask[i / 64] |= std::uint64_t{1} << (i % 64);
+}
+
+#if defined(__x86_64__)
+// 64 words (512 bytes) per mask word: 16 AVX2 compares, and a cheap exit for equal blocks.
+__attribute__((target("avx2"))) void changed_words_avx2(const std::byte* a, const std::byte* b,
+                                                         std::size_t nwords, std::uint64_t* mask) {
+  const std::size_t blocks = nwords / 64;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const auto* pa = reinterpret_cast<const __m256i*>(a + k * 512);
+    const auto* pb = reinterpret_cast<const __m256i*>(b + k * 512);
+    std::uint64_t equal = 0;
+    for (int j = 0; j < 16; ++j) {
+      __m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256(pa + j), _mm256_loadu_si256(pb + j));
+      equal |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_castsi256_pd(eq))) << (4 * j);
+    }
+    mask[k] = ~equal;
+  }
+  changed_words_scalar(a, b, blocks * 64, nwords, mask);
+}
+
+void changed_words_sse2(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask) {
+  const std::size_t blocks = nwords / 64;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const auto* pa = reinterpret_cast<const __m128i*>(a + k * 512);
+    const auto* pb = reinterpret_cast<const __m128i*>(b + k * 512);
+    std::uint64_t changed = 0;
+    for (int j = 0; j < 32; ++j) {
+      // Byte-equality mask of two words: a word changed unless all its 8 bits are set.
+      unsigned m = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(pa + j), _mm_loadu_si128(pb + j))));
+      changed |= static_cast<std::uint64_t>((m & 0xff) != 0xff) << (2 * j);
+      changed |= static_cast<std::uint64_t>((m >> 8) != 0xff) << (2 * j + 1);
+    }
+    mask[k] = changed;
+  }
+  changed_words_scalar(a, b, blocks * 64, nwords, mask);
+}
+
+using ChangedWords = void (*)(const std::byte*, const std::byte*, std::size_t, std::uint64_t*);
+// Chosen once at start-up; SSE2 is part of every x86-64 CPU.
+const ChangedWords changed_words = [] {
+  __builtin_cpu_init();  // may run before libgcc's own initialiser
+  return __builtin_cpu_supports("avx2") ? changed_words_avx2 : changed_words_sse2;
+}();
+#else
+void changed_words(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask) {
+  changed_words_scalar(a, b, 0, nwords, mask);
+}
+#endif
+
+void put_u16(std::byte* p, std::size_t v) {
+  p[0] = static_cast<std::byte>(v & 0xff);
+  p[1] = static_cast<std::byte>(v >> 8);
+}
+
+std::size_t get_u16(const std::byte* p) {
+  return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
+}
+
+// Appends one run of words [first, first+count) of `page`.
+void append_run(const std::byte* page, std::size_t first, std::size_t count, std::vector<std::byte>& out) {
+  const std::size_t at = out.size();
+  out.resize(at + header + count * word);
+  put_u16(&out[at], first);
+  put_u16(&out[at + 2], count);
+  std::memcpy(&out[at + header], page + first * word, count * word);
+}
+
+// Index of the first bit at or after `i` equal to `value` in the mask, or nbits.
+std::size_t next_bit(const std::uint64_t* mask, std::size_t i, std::size_t nbits, bool value) {
+  while (i < nbits) {
+    std::uint64_t w = mask[i / 64];
+    if (!value) w = ~w;
+    w &= ~std::uint64_t{0} << (i % 64);
+    if (w) return std::min(nbits, (i & ~std::size_t{63}) + std::countr_zero(w));
+    i = (i & ~std::size_t{63}) + 64;
+  }
+  return nbits;
+}
+
+}  // namespace
+
+std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_t page_size,
+                        std::vector<std::byte>& out) {
+  check_page_size(page_size);
+  const std::size_t nwords = page_size / word;
+  std::uint64_t mask[max_mask_words];
+  std::memset(mask, 0, (nwords + 63) / 64 * sizeof mask[0]);
+  changed_words(twin, page, nwords, mask);
+  const std::size_t before = out.size();
+  for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
+    const std::size_t end = next_bit(mask, i + 1, nwords, false);
+    append_run(page, i, end - i, out);
+    i = next_bit(mask, end, nwords, true);
+  }
+  return out.size() - before;
+}
+
+std::size_t diff_encode_reference(const std::byte* twin, const std::byte* page, std::size_t page_size,
+                                  std::vector<std::byte>& out) {
+  check_page_size(page_size);
+  const std::size_t nwords = page_size / word, before = out.size();
+  std::size_t run_start = 0;
+  bool in_run = false;
+  for (std::size_t i = 0; i <= nwords; ++i) {
+    const bool changed = i < nwords && load_word(twin + i * word) != load_word(page + i * word);
+    if (changed && !in_run) run_start = i;
+    if (!changed && in_run) append_run(page, run_start, i - run_start, out);
+    in_run = changed;
+  }
+  return out.size() - before;
+}
+
+bool diff_apply(std::span<const std::byte> diff, std::byte* page, std::size_t page_size) {
+  if (page_size % word || page_size > max_diff_page) return false;
+  const std::size_t nwords = page_size / word;
+  // Validate everything before the first write: a bad diff must leave the page intact.
+  std::size_t pos = 0, next_free = 0;  // next_free: first word a following run may start at
+  while (pos < diff.size()) {
+    if (diff.size() - pos < header) return false;
+    const std::size_t first = get_u16(&diff[pos]), count = get_u16(&diff[pos + 2]);
+    if (count == 0 || first < next_free || first + count > nwords) return false;
+    if ((diff.size() - pos - header) / word < count) return false;
+    pos += header + count * word;
+    next_free = first + count + 1;
+  }
+  for (pos = 0; pos < diff.size();) {
+    const std::size_t first = get_u16(&diff[pos]), count = get_u16(&diff[pos + 2]);
+    std::memcpy(page + first * word, &diff[pos + header], count * word);
+    pos += header + count * word;
+  }
+  return true;
+}
+
+}  // namespace dsm::mem
