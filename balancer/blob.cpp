@@ -1,0 +1,80 @@
+#include "blob.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace dsm::lb {
+namespace {
+
+constexpr std::uint32_t max_spans = 1u << 20;
+
+template <class T>
+void put(std::vector<std::byte>& out, T v) {
+  const std::size_t at = out.size();
+  out.resize(at + sizeof v);
+  std::memcpy(out.data() + at, &v, sizeof v);
+}
+
+struct Reader {
+  const std::vector<std::byte>& in;
+  std::size_t pos = 0;
+  template <class T>
+  bool get(T& v) {
+    if (in.size() - pos < sizeof v) return false;
+    std::memcpy(&v, in.data() + pos, sizeof v);
+    pos += sizeof v;
+    return true;
+  }
+};
+
+bool valid_time(double t) { return std::isfinite(t) && t >= 0; }
+
+}  // namespace
+
+std::vector<std::byte> encode_figures(const std::vector<SiteFigures>& sites) {
+  std::vector<std::byte> out;
+  out.reserve(16 + sites.size() * 64);
+  put(out, blob_version);
+  put(out, static_cast<std::uint32_t>(sites.size()));
+  for (const SiteFigures& s : sites) {
+    put(out, s.site);
+    put(out, s.execution);
+    put(out, static_cast<std::uint32_t>(s.figures.wall.size()));
+    for (std::size_t j = 0; j < s.figures.wall.size(); ++j) {
+      put(out, s.figures.wall[j]);
+      put(out, s.figures.cpu[j]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<SiteFigures>> decode_figures(const std::vector<std::byte>& blob) {
+  Reader r{blob};
+  std::uint8_t version = 0;
+  std::uint32_t count = 0;
+  if (!r.get(version) || version != blob_version || !r.get(count)) return std::nullopt;
+  std::vector<SiteFigures> sites;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SiteFigures s;
+    std::uint32_t spans = 0;
+    if (!r.get(s.site) || !r.get(s.execution) || !r.get(spans) || spans > max_spans) return std::nullopt;
+    if ((blob.size() - r.pos) / (2 * sizeof(double)) < spans) return std::nullopt;
+    s.figures.wall.resize(spans);
+    s.figures.cpu.resize(spans);
+    for (std::uint32_t j = 0; j < spans; ++j)
+      if (!r.get(s.figures.wall[j]) || !r.get(s.figures.cpu[j]) || !valid_time(s.figures.wall[j]) ||
+          !valid_time(s.figures.cpu[j]))
+        return std::nullopt;
+    sites.push_back(std::move(s));
+  }
+  if (r.pos != blob.size()) return std::nullopt;
+  return sites;
+}
+
+std::uint64_t site_id(const std::string& name) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace dsm::lb

@@ -1,0 +1,31 @@
+// The figures a rank attaches to a barrier: for each site executed since the last barrier,
+// its id, execution number and the wall/CPU seconds inside each of its spans. The bytes come
+// from the network, so decoding checks the version, every length and every value.
+#pragma once
+
+#include "model.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace dsm::lb {
+
+inline constexpr std::uint8_t blob_version = 1;
+
+struct SiteFigures {
+  std::uint64_t site = 0;       // hash of the site's name
+  std::uint64_t execution = 0;  // which execution of the site they measure
+  RankFigures figures;
+};
+
+std::vector<std::byte> encode_figures(const std::vector<SiteFigures>& sites);
+// nullopt when the blob is malformed (wrong version, truncated, trailing bytes, negative or
+// non-finite times, absurd counts).
+std::optional<std::vector<SiteFigures>> decode_figures(const std::vector<std::byte>& blob);
+
+// 64-bit FNV-1a: the same site name gives the same id on every rank.
+std::uint64_t site_id(const std::string& name);
+
+}  // namespace dsm::lb

@@ -1,0 +1,334 @@
+#include "decide.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace dsm::lb {
+namespace {
+
+// Piecewise-constant work per iteration over [0, n): uniform (one unit per iteration, the
+// paper's model) or, for fgdls, the CPU time measured inside each span (seed 002).
+struct Profile {
+  std::vector<long> start;   // piece p = [start[p], start[p+1]); start.back() == n
+  std::vector<double> cum;   // work of [0, start[p])
+  std::vector<double> density;
+
+  double at(long k) const {
+    const auto it = std::upper_bound(start.begin(), start.end() - 1, k);
+    const std::size_t p = it == start.begin() ? 0 : static_cast<std::size_t>(it - start.begin()) - 1;
+    return cum[p] + density[p] * static_cast<double>(std::clamp(k, start[p], start[p + 1]) - start[p]);
+  }
+  double total() const { return cum.back(); }
+  double work(const std::vector<Span>& spans) const {
+    double w = 0;
+    for (const Span& s : spans) w += at(s.end) - at(s.begin);
+    return w;
+  }
+  // Index whose cumulative work is nearest w.
+  long inverse(double w) const {
+    const auto it = std::upper_bound(cum.begin(), cum.end() - 1, w);
+    const std::size_t p = it == cum.begin() ? 0 : static_cast<std::size_t>(it - cum.begin()) - 1;
+    const double k = static_cast<double>(start[p]) + (w - cum[p]) / density[p];
+    return std::clamp(std::lround(k), start[p], start[p + 1]);
+  }
+};
+
+Profile make_profile(std::vector<std::pair<Span, double>> pieces, long n) {
+  std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  Profile p;
+  p.cum.push_back(0);
+  for (const auto& [span, work] : pieces) {
+    p.start.push_back(span.begin);
+    p.density.push_back(work / static_cast<double>(span.size()));
+    p.cum.push_back(p.cum.back() + work);
+  }
+  p.start.push_back(n);
+  return p;
+}
+
+Profile uniform_profile(long n) { return make_profile({{Span{0, n}, static_cast<double>(n)}}, n); }
+
+Profile cpu_profile(const SiteModel& m) {
+  if (m.window == 0) return uniform_profile(m.n);
+  std::vector<std::pair<Span, double>> pieces;
+  double total = 0;
+  for (std::size_t r = 0; r < m.assign.size(); ++r)
+    for (std::size_t j = 0; j < m.assign[r].size(); ++j) total += m.span_cpu[r][j];
+  // A span measured as free (clock resolution) still costs something: never a zero density.
+  const double floor = std::max(total, 1e-9) * 1e-6 / static_cast<double>(m.n);
+  for (std::size_t r = 0; r < m.assign.size(); ++r)
+    for (std::size_t j = 0; j < m.assign[r].size(); ++j) {
+      const Span s = m.assign[r][j];
+      pieces.push_back({s, std::max(m.span_cpu[r][j] / m.window, floor * static_cast<double>(s.size()))});
+    }
+  return make_profile(std::move(pieces), m.n);
+}
+
+Profile profile_of(const SiteModel& m) {
+  return m.opt.policy == Policy::fgdls ? cpu_profile(m) : uniform_profile(m.n);
+}
+
+// Speeds for the decision: ranks never measured get the mean of the others.
+std::vector<double> usable_speeds(const SiteModel& m) {
+  double sum = 0;
+  int count = 0;
+  for (double s : m.speed)
+    if (s > 0) sum += s, ++count;
+  std::vector<double> s = m.speed;
+  for (double& v : s)
+    if (v <= 0) v = count ? sum / count : 1.0;
+  return s;
+}
+
+std::vector<double> normalized(std::vector<double> v) {
+  const double sum = std::accumulate(v.begin(), v.end(), 0.0);
+  for (double& x : v) x /= sum;
+  return v;
+}
+
+Assignment contiguous(const std::vector<long>& cuts) {
+  Assignment a(cuts.size() - 1);
+  for (std::size_t r = 0; r + 1 < cuts.size(); ++r)
+    if (cuts[r + 1] > cuts[r]) a[r].push_back({cuts[r], cuts[r + 1]});
+  return a;
+}
+
+// Cuts giving rank r the share power[r] of the profile's work, ranks in order.
+std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& power, long n) {
+  std::vector<long> cuts(power.size() + 1, 0);
+  double target = 0;
+  for (std::size_t r = 0; r + 1 < power.size(); ++r) {
+    target += power[r] * prof.total();
+    cuts[r + 1] = std::max(cuts[r], prof.inverse(target));
+  }
+  cuts.back() = n;
+  return cuts;
+}
+
+// Locality-conscious cuts (paper section 2.3, "Locality-conscious Load Balancing"): each cut
+// moves from its balanced place to where the cost over the next `horizon` executions is
+// least: imbalance, pages written by both neighbours (twins and diffs every execution),
+// and the pages whose last writer is on the wrong side of the cut: once when they only
+// move, every execution when another site keeps writing them (`recurring`).
+void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std::vector<double>& speed,
+                        const Geometry& g, double page_s, int horizon, bool recurring, long n) {
+  const std::vector<long> fresh = g.new_pages(n);
+  const std::vector<long> balanced = cuts;
+  for (std::size_t j = 1; j + 1 < cuts.size(); ++j) {
+    const long lo = cuts[j - 1], hi = std::max(lo, balanced[j + 1]);
+    const long b = std::clamp(balanced[j], lo, hi);
+    long best = b;
+    double best_cost = INFINITY, wrong = 0;  // wrong: one-time page cost relative to k = lo
+    for (long k = lo; k <= hi; ++k) {
+      if (k > lo) {
+        const int h = g.holder(k - 1);
+        if (h >= static_cast<int>(j)) wrong += static_cast<double>(fresh[k - 1]);
+        else if (h >= 0) wrong -= static_cast<double>(fresh[k - 1]);
+      }
+      const double moved = prof.at(k) - prof.at(b);
+      const double imbalance = std::abs(moved) / speed[moved > 0 ? j - 1 : j];
+      const double cost = horizon * (imbalance + page_s * static_cast<double>(g.shared_at(k, n))) + page_s * wrong * (recurring ? horizon : 1);
+      if (cost < best_cost - 1e-15) best_cost = cost, best = k;
+    }
+    cuts[j] = best;
+  }
+}
+
+// Moves only the surplus of ranks above their share, from the end of their spans, to the
+// ranks below it (paper: "multiple loop bounds"). Ranks keep their other iterations.
+Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::vector<double>& power) {
+  Assignment next = cur;
+  std::vector<Span> pool;
+  std::vector<double> deficit(cur.size(), 0);
+  for (std::size_t r = 0; r < cur.size(); ++r) {
+    double extra = prof.work(cur[r]) - power[r] * prof.total();
+    deficit[r] = -extra;
+    while (extra > 0 && !next[r].empty()) {
+      Span& last = next[r].back();
+      const double w = prof.at(last.end) - prof.at(last.begin);
+      if (w <= extra) {
+        pool.push_back(last);
+        extra -= w;
+        next[r].pop_back();
+        continue;
+      }
+      const long cut = std::clamp(prof.inverse(prof.at(last.end) - extra), last.begin, last.end);
+      if (cut < last.end) pool.push_back({cut, last.end});
+      last.end = cut;
+      extra = 0;
+    }
+  }
+  std::sort(pool.begin(), pool.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  std::size_t taker = 0;
+  for (const Span& piece : pool) {
+    Span rest = piece;
+    while (rest.size() > 0) {
+      while (taker + 1 < cur.size() && deficit[taker] <= 0) ++taker;
+      const double w = prof.at(rest.end) - prof.at(rest.begin);
+      long cut = rest.end;
+      if (w > deficit[taker] && taker + 1 < cur.size())
+        cut = std::clamp(prof.inverse(prof.at(rest.begin) + deficit[taker]), rest.begin, rest.end);
+      if (cut == rest.begin) {  // rounding left this taker nothing: the next one takes it
+        deficit[taker] = 0;
+        if (taker + 1 < cur.size()) continue;
+        cut = rest.end;
+      }
+      next[taker].push_back({rest.begin, cut});
+      deficit[taker] -= prof.at(cut) - prof.at(rest.begin);
+      rest.begin = cut;
+    }
+  }
+  for (auto& spans : next) normalize(spans);
+  return next;
+}
+
+Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
+                   double page_s, bool recurring) {
+  const std::vector<double> power = normalized(speed);
+  switch (m.opt.policy) {
+    case Policy::multi:
+      return move_surplus(m.assign, prof, power);
+    case Policy::locality: {
+      std::vector<long> cuts = balanced_cuts(prof, power, m.n);
+      if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
+      return contiguous(cuts);
+    }
+    default:  // shift, fgdls (static never gets here)
+      return contiguous(balanced_cuts(prof, power, m.n));
+  }
+}
+
+// Time of the slowest rank plus the page traffic every execution pays.
+double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
+                      double page_s, bool recurring, long n) {
+  double slowest = 0;
+  for (std::size_t r = 0; r < a.size(); ++r) slowest = std::max(slowest, prof.work(a[r]) / speed[r]);
+  const long pages = shared_pages(g, a, n) + (recurring ? conflicts(g, a, n) : 0);
+  return slowest + page_s * static_cast<double>(pages);
+}
+
+void start(SiteModel& m, long n, int nranks) {
+  m.n = n;
+  m.assign = equal_blocks(n, nranks);
+  m.filters.assign(nranks, RateFilter{});
+  m.speed.assign(nranks, 0.0);
+  m.span_cpu.assign(nranks, {});
+  m.window = 0;
+  m.observed = 0;
+  m.streak = 0;
+  m.skip = 1;
+}
+
+void reset_window(SiteModel& m) {
+  for (std::size_t r = 0; r < m.assign.size(); ++r) m.span_cpu[r].assign(m.assign[r].size(), 0.0);
+  m.window = 0;
+}
+
+void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
+  if (figs.size() != m.assign.size()) return;
+  for (std::size_t r = 0; r < figs.size(); ++r)
+    if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
+  m.last_wall.assign(figs.size(), 0);
+  m.last_cpu.assign(figs.size(), 0);
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
+    m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
+  }
+  if (m.skip > 0) {
+    --m.skip;
+    return;
+  }
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    // Work done per second inside the ranges: iterations (paper Fig. 1) or, for fgdls,
+    // CPU seconds, whose ratio to wall time is the share of the core the rank got.
+    double work = 0;
+    for (const Span& s : m.assign[r]) work += static_cast<double>(s.size());
+    if (m.opt.policy == Policy::fgdls) work = m.last_cpu[r];
+    if (work > 0 && m.last_wall[r] > 0) m.speed[r] = filter_rate(m.filters[r], work / m.last_wall[r], m.opt.filter);
+    for (std::size_t j = 0; j < figs[r].cpu.size(); ++j) m.span_cpu[r][j] += figs[r].cpu[j];
+  }
+  ++m.window;
+  ++m.observed;
+}
+
+long owner_changes(const Assignment& a, const Assignment& b, long n) {
+  const std::vector<int> x = owners(a, n), y = owners(b, n);
+  long moved = 0;
+  for (long k = 0; k < n; ++k) moved += x[k] != y[k];
+  return moved;
+}
+
+void consider_change(SiteModel& m, const Geometry& g, double page_s) {
+  if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
+  const Profile prof = profile_of(m);
+  const std::vector<double> speed = usable_speeds(m);
+  double fastest = INFINITY, slowest = 0;
+  for (std::size_t r = 0; r < m.assign.size(); ++r) {
+    const double t = prof.work(m.assign[r]) / speed[r];
+    fastest = std::min(fastest, t);
+    slowest = std::max(slowest, t);
+  }
+  // The current spans have run since the last change, so pages whose last writer is still
+  // another rank are rewritten by another site every time: a recurring cost.
+  const bool locality = m.opt.policy == Policy::locality;
+  const bool recurring = locality && conflicts(g, m.assign, m.n) > 0;
+  Assignment next = propose(m, prof, speed, g, page_s, recurring);
+  const bool imbalanced = slowest > (1 + m.opt.threshold) * fastest;
+  // Locality may also act on a balanced loop whose split makes ranks share written pages.
+  const bool page_gain =
+      locality && (shared_pages(g, next, m.n) < shared_pages(g, m.assign, m.n) ||
+                   (recurring && conflicts(g, next, m.n) < conflicts(g, m.assign, m.n)));
+  // Paper 2.3: act only when the powers stay at odds with the distribution, first through
+  // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
+  m.streak = imbalanced || page_gain ? m.streak + 1 : 0;
+  if (m.streak < std::max(m.opt.settle, 1) || (m.redistributions == 0 && m.observed < m.opt.warmup)) return;
+  if (next == m.assign) return;
+  const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
+                        execution_cost(next, prof, speed, g, page_s, recurring, m.n);
+  if (saving <= 0) return;
+  double largest = 0;
+  for (std::size_t r = 0; r < m.assign.size(); ++r)
+    largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
+  if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return;
+  const long pages = pages_moved(g, m.assign, next, m.n);
+  // Seed 000 (5.6.2): the saving accrues while the system stays as it is; a loop that has
+  // run E times is expected to run about as long again, so count at least E executions.
+  const double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.executions));
+  if (m.opt.cost_benefit && page_s * static_cast<double>(pages) > saving * stable) return;
+  m.iterations_moved += owner_changes(m.assign, next, m.n);
+  m.pages_moved += pages;
+  ++m.redistributions;
+  m.assign = std::move(next);
+  m.observed = 0;
+  m.streak = 0;
+  m.skip = 1;
+  reset_window(m);
+}
+
+}  // namespace
+
+Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes) {
+  if (requested != Policy::automatic) return requested;
+  return affine_writes && !whole_writes ? Policy::locality : Policy::fgdls;
+}
+
+const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
+                                 const Geometry& g, double page_seconds) {
+  ++m.executions;
+  if (n != m.n || static_cast<int>(m.assign.size()) != nranks) {
+    start(m, n, nranks);  // new bounds: earlier figures describe another loop
+    reset_window(m);
+    return m.assign;
+  }
+  if (figures) observe(m, *figures);
+  consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
+  return m.assign;
+}
+
+std::vector<double> relative_power(const SiteModel& m) {
+  if (m.speed.empty()) return {};
+  return normalized(usable_speeds(m));
+}
+
+}  // namespace dsm::lb

@@ -1,0 +1,46 @@
+// The balancing decision: relative power (paper Fig. 1) with hysteresis, rate filtering and a
+// cost/benefit check, and the policies that turn powers into new spans. One SiteModel per
+// loop site; every rank feeds it the same figures and so computes the same assignment.
+#pragma once
+
+#include "filter.hpp"
+#include "model.hpp"
+#include "pages.hpp"
+
+#include <vector>
+
+namespace dsm::lb {
+
+// Page cost assumed until the runtime has measured one (seconds).
+inline constexpr double default_page_seconds = 20e-6;
+
+struct SiteModel {
+  Options opt;  // opt.policy is resolved (never automatic)
+  long n = -1;
+  Assignment assign;
+  std::vector<RateFilter> filters;  // per rank
+  std::vector<double> speed;        // filtered work per second, 0 = never measured
+  // fgdls: CPU seconds measured inside each span of `assign`, summed over `window` executions.
+  std::vector<std::vector<double>> span_cpu;
+  int window = 0;
+  int observed = 0;  // usable executions since the start or the last change
+  int streak = 0;    // consecutive usable executions that found the ranks out of balance
+  int skip = 1;      // executions still to discard (cold pages after a start or a change)
+  // Statistics.
+  long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
+  std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
+};
+
+// auto: locality when every written array has an affine descriptor (pages are known),
+// fgdls otherwise (nothing to keep local; costs may be irregular).
+Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes);
+
+// One execution of a site with n iterations over nranks ranks. `figures` are the previous
+// execution's (one per rank; nullptr if none arrived). Returns the spans of every rank.
+const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
+                                 const Geometry& g, double page_seconds);
+
+// Normalized relative power of every rank (sums to 1); equal before any measurement.
+std::vector<double> relative_power(const SiteModel& m);
+
+}  // namespace dsm::lb

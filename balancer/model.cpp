@@ -1,0 +1,100 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dsm::lb {
+namespace {
+
+struct Named {
+  const char* name;
+  Policy policy;
+};
+constexpr Named policies[] = {{"static", Policy::static_blocks}, {"shift", Policy::shift},
+                              {"multi", Policy::multi},          {"locality", Policy::locality},
+                              {"fgdls", Policy::fgdls},          {"auto", Policy::automatic}};
+
+long parse_long(const char* text, const char* what, long min, long max) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || v < min || v > max)
+    throw std::invalid_argument(std::string(what) + "=" + text + ": expected an integer from " +
+                                std::to_string(min) + " to " + std::to_string(max));
+  return v;
+}
+
+double parse_double(const char* text, const char* what, double min, double max) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (*text == '\0' || *end != '\0' || !(v >= min && v <= max))
+    throw std::invalid_argument(std::string(what) + "=" + text + ": expected a number from " +
+                                std::to_string(min) + " to " + std::to_string(max));
+  return v;
+}
+
+bool parse_bool(const char* text, const char* what) { return parse_long(text, what, 0, 1) != 0; }
+
+}  // namespace
+
+Policy parse_policy(const std::string& name, const std::string& what) {
+  for (const Named& p : policies)
+    if (name == p.name) return p.policy;
+  throw std::invalid_argument(what + "=" + name +
+                              ": unknown balancing policy (static|shift|multi|locality|fgdls|auto)");
+}
+
+const char* policy_name(Policy p) {
+  for (const Named& n : policies)
+    if (n.policy == p) return n.name;
+  return "?";
+}
+
+Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
+  Options o;
+  if (const char* v = getenv_fn("DSM_LB")) o.policy = parse_policy(v, "DSM_LB");
+  if (const char* v = getenv_fn("DSM_LB_WARMUP"))
+    o.warmup = static_cast<int>(parse_long(v, "DSM_LB_WARMUP", 0, 1000000));
+  if (const char* v = getenv_fn("DSM_LB_THRESHOLD")) o.threshold = parse_double(v, "DSM_LB_THRESHOLD", 0, 100);
+  if (const char* v = getenv_fn("DSM_LB_FILTER")) o.filter = parse_bool(v, "DSM_LB_FILTER");
+  if (const char* v = getenv_fn("DSM_LB_COST_BENEFIT")) o.cost_benefit = parse_bool(v, "DSM_LB_COST_BENEFIT");
+  if (const char* v = getenv_fn("DSM_LB_MIN_MOVE")) o.min_move = parse_double(v, "DSM_LB_MIN_MOVE", 0, 1);
+  return o;
+}
+
+Assignment equal_blocks(long n, int p) {
+  Assignment a(static_cast<std::size_t>(p));
+  const long q = n / p, rem = n % p;
+  for (long r = 0; r < p; ++r) {
+    const Span s{r * q + std::min(r, rem), (r + 1) * q + std::min(r + 1, rem)};
+    if (s.size() > 0) a[r].push_back(s);
+  }
+  return a;
+}
+
+std::vector<Range> to_ranges(const std::vector<Span>& spans, long lb, long ub, long step) {
+  std::vector<Range> out;
+  out.reserve(spans.size());
+  for (const Span& s : spans) out.push_back({lb + s.begin * step, std::min(ub, lb + s.end * step), step});
+  return out;
+}
+
+long iteration_count(long lb, long ub, long step) {
+  if (step <= 0) throw std::invalid_argument("redistribute: step must be positive, got " + std::to_string(step));
+  return ub > lb ? (ub - lb + step - 1) / step : 0;
+}
+
+void normalize(std::vector<Span>& spans) {
+  std::erase_if(spans, [](const Span& s) { return s.size() <= 0; });
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  std::vector<Span> merged;
+  for (const Span& s : spans) {
+    if (!merged.empty() && merged.back().end >= s.begin)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  }
+  spans = std::move(merged);
+}
+
+}  // namespace dsm::lb

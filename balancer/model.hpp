@@ -1,0 +1,64 @@
+// Pure decision model of the load balancer: plain data shared by the policies, the runtime
+// glue, the unit tests and the simulator. No clocks, no runtime, no globals.
+//
+// Iterations are numbered by index k = 0..n-1 (iteration i = lb + k*step), so the policies
+// never see the step; to_ranges() turns index spans back into loop ranges.
+#pragma once
+
+#include <dsm/balancer.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dsm::lb {
+
+// Iteration indices [begin, end).
+struct Span {
+  long begin;
+  long end;
+  long size() const { return end - begin; }
+  bool operator==(const Span&) const = default;
+};
+// Spans of every rank, indexed by rank; each rank's spans sorted and disjoint.
+using Assignment = std::vector<std::vector<Span>>;
+
+// What one rank measured in one execution: per span (same order as its spans), the wall
+// time and the thread CPU time spent inside it.
+struct RankFigures {
+  std::vector<double> wall;
+  std::vector<double> cpu;
+};
+
+struct Options {
+  Policy policy = Policy::automatic;
+  int warmup = 10;          // executions observed before the first change (paper: 10)
+  double threshold = 0.10;  // change only if slowest > (1 + threshold) * fastest (paper: 10 %)
+  int settle = 3;           // consecutive out-of-balance executions needed for a change (the
+                            // first execution after a change is discarded)
+  bool filter = true;       // asymmetric rate filter (seed 000, table 5.1)
+  bool cost_benefit = true; // page transfer cost against time saved
+  double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
+  int horizon = 10;         // fewest executions over which a saving is counted (t_stable)
+};
+
+// Parses a policy name (static|shift|multi|locality|fgdls|auto); throws
+// std::invalid_argument naming `what` (e.g. the environment variable) otherwise.
+Policy parse_policy(const std::string& name, const std::string& what);
+const char* policy_name(Policy p);
+// Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE. Throws
+// std::invalid_argument naming the variable on a bad value.
+Options options_from(const std::function<const char*(const char*)>& getenv_fn);
+
+// Equal blocks of n iterations over p ranks (what a naive compiler produces).
+Assignment equal_blocks(long n, int p);
+// Loop ranges of one rank's spans for the loop lb, lb+step, ... < ub.
+std::vector<Range> to_ranges(const std::vector<Span>& spans, long lb, long ub, long step);
+// Number of iterations of lb, lb+step, ... below ub (0 if empty); throws on step <= 0.
+long iteration_count(long lb, long ub, long step);
+// Sorts, drops empty spans and merges touching ones.
+void normalize(std::vector<Span>& spans);
+
+}  // namespace dsm::lb

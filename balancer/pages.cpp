@@ -1,0 +1,126 @@
+#include "pages.hpp"
+
+#include <algorithm>
+
+namespace dsm::lb {
+namespace {
+
+long floor_div(std::int64_t a, std::int64_t b) { return static_cast<long>(a >= 0 ? a / b : -((-a + b - 1) / b)); }
+
+}  // namespace
+
+PageRange Geometry::pages(std::size_t s, long k) const {
+  const WriteSection& w = sections[s];
+  const long i = lb + k * step;
+  const std::int64_t e0 = static_cast<std::int64_t>(w.coef) * i + w.lo;
+  const std::int64_t e1 = static_cast<std::int64_t>(w.coef) * i + w.hi;
+  if (e1 < e0) return {1, 0};
+  return {floor_div(w.base + e0 * w.elem, page_bytes), floor_div(w.base + (e1 + 1) * w.elem - 1, page_bytes)};
+}
+
+PageRange Geometry::hull(std::size_t s, long n) const {
+  if (n <= 0) return {1, 0};
+  const PageRange a = pages(s, 0), b = pages(s, n - 1);
+  if (a.first > a.last) return b;
+  if (b.first > b.last) return a;
+  return {std::min(a.first, b.first), std::max(a.last, b.last)};
+}
+
+long Geometry::shared_at(long k, long n) const {
+  if (k <= 0 || k >= n) return 0;
+  long shared = 0;
+  for (std::size_t s = 0; s < sections.size(); ++s) {
+    const PageRange left = pages(s, k - 1), right = pages(s, k);
+    if (left.first > left.last || right.first > right.last) continue;
+    const long forward = sections[s].coef * step;
+    if (forward > 0)
+      shared += std::max(0L, left.last - right.first + 1);
+    else if (forward < 0)
+      shared += std::max(0L, right.last - left.first + 1);
+    else
+      shared += right.last - right.first + 1;
+  }
+  return shared;
+}
+
+int Geometry::holder(long k) const {
+  int who = -1;
+  for (std::size_t s = 0; s < sections.size(); ++s) {
+    const WriteSection& w = sections[s];
+    const PageRange r = pages(s, k);
+    for (long p = r.first; p <= r.last; ++p) {
+      const long j = p - w.holder_origin;
+      const int h = j >= 0 && j < static_cast<long>(w.holders.size()) ? w.holders[j] : -1;
+      if (h < 0 || (who >= 0 && h != who)) return -1;
+      who = h;
+    }
+  }
+  return who;
+}
+
+std::vector<long> Geometry::new_pages(long n) const {
+  std::vector<long> fresh(static_cast<std::size_t>(std::max(0L, n)), 0);
+  for (std::size_t s = 0; s < sections.size(); ++s) {
+    // Iterations move monotonically through memory, so "new" means beyond the frontier.
+    bool seen = false;
+    long lo_seen = 0, hi_seen = 0;
+    for (long k = 0; k < n; ++k) {
+      const PageRange r = pages(s, k);
+      if (r.first > r.last) continue;
+      long count = r.last - r.first + 1;
+      if (seen) {
+        const long overlap = std::min(r.last, hi_seen) - std::max(r.first, lo_seen) + 1;
+        count -= std::max(0L, overlap);
+        lo_seen = std::min(lo_seen, r.first);
+        hi_seen = std::max(hi_seen, r.last);
+      } else {
+        seen = true;
+        lo_seen = r.first;
+        hi_seen = r.last;
+      }
+      fresh[k] += std::max(0L, count);
+    }
+  }
+  return fresh;
+}
+
+std::vector<int> owners(const Assignment& a, long n) {
+  std::vector<int> own(static_cast<std::size_t>(std::max(0L, n)), -1);
+  for (std::size_t r = 0; r < a.size(); ++r)
+    for (const Span& s : a[r])
+      for (long k = std::max(0L, s.begin); k < std::min(n, s.end); ++k) own[k] = static_cast<int>(r);
+  return own;
+}
+
+long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
+  if (!g.known()) return 0;
+  const std::vector<int> a = owners(from, n), b = owners(to, n);
+  const std::vector<long> fresh = g.new_pages(n);
+  long moved = 0;
+  for (long k = 0; k < n; ++k)
+    if (a[k] != b[k]) moved += fresh[k];
+  return moved;
+}
+
+long conflicts(const Geometry& g, const Assignment& a, long n) {
+  if (!g.known()) return 0;
+  const std::vector<int> own = owners(a, n);
+  const std::vector<long> fresh = g.new_pages(n);
+  long count = 0;
+  for (long k = 0; k < n; ++k) {
+    const int h = g.holder(k);
+    if (h >= 0 && h != own[k]) count += fresh[k];
+  }
+  return count;
+}
+
+long shared_pages(const Geometry& g, const Assignment& a, long n) {
+  if (!g.known()) return 0;
+  const std::vector<int> own = owners(a, n);
+  long shared = 0;
+  for (long k = 1; k < n; ++k)
+    if (own[k] != own[k - 1]) shared += g.shared_at(k, n);
+  return shared;
+}
+
+}  // namespace dsm::lb

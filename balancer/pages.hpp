@@ -1,0 +1,61 @@
+// Written-page geometry of a loop, from its affine write descriptors: which pages each
+// iteration writes, where a cut between iterations shares no page, and which pages change
+// hands between two assignments. Pure arithmetic on addresses; the runtime supplies the
+// last writer of each page (`holders`).
+#pragma once
+
+#include "model.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace dsm::lb {
+
+inline constexpr long page_bytes = 4096;
+
+// One affine write section in index space: iteration k writes bytes
+// [base + (coef*(lb + k*step) + lo)*elem, base + (coef*(lb + k*step) + hi + 1)*elem).
+struct WriteSection {
+  std::int64_t base = 0;
+  std::int64_t elem = 1;
+  long coef = 0;
+  long lo = 0;
+  long hi = 0;
+  // Last writer of page holder_origin + j is holders[j] (-1: none; outside: unknown).
+  long holder_origin = 0;
+  std::vector<int> holders;
+};
+
+struct PageRange {
+  long first;
+  long last;  // inclusive; first > last when empty
+};
+
+struct Geometry {
+  long lb = 0;
+  long step = 1;
+  std::vector<WriteSection> sections;
+  bool known() const { return !sections.empty(); }
+
+  // Pages section s writes at iteration index k.
+  PageRange pages(std::size_t s, long k) const;
+  // Pages section s touches over the whole index range [0, n) (hull).
+  PageRange hull(std::size_t s, long n) const;
+  // Pages written both by some iteration < k and some iteration >= k (0 = page-aligned cut).
+  long shared_at(long k, long n) const;
+  // Last writer of the pages written at index k when all agree, -1 otherwise.
+  int holder(long k) const;
+  // Pages (counted once) each iteration writes that an earlier iteration did not.
+  std::vector<long> new_pages(long n) const;
+};
+
+// Owner of each iteration index under an assignment.
+std::vector<int> owners(const Assignment& a, long n);
+// Written pages that change owner from `from` to `to` (estimated per iteration).
+long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n);
+// Written pages whose last writer (holders) is another rank than their owner under `a`.
+long conflicts(const Geometry& g, const Assignment& a, long n);
+// Pages written by more than one rank under `a`.
+long shared_pages(const Geometry& g, const Assignment& a, long n);
+
+}  // namespace dsm::lb

@@ -1,0 +1,94 @@
+// The pieces under the policies: rate filter, page geometry, figures blob, options.
+#include <catch2/catch.hpp>
+
+#include "blob.hpp"
+#include "filter.hpp"
+#include "pages.hpp"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+using namespace dsm::lb;
+
+TEST_CASE("the rate filter trusts a slowdown sooner than a speed-up") {
+  RateFilter down, up;
+  filter_rate(down, 100, true);
+  filter_rate(up, 100, true);
+  const double after_down = filter_rate(down, 50, true);
+  const double after_up = filter_rate(up, 150, true);
+  CHECK(100 - after_down > after_up - 100);
+  CHECK(after_down == Approx(65));  // h = 0.3 from the constant state
+  RateFilter off;
+  filter_rate(off, 100, false);
+  CHECK(filter_rate(off, 50, false) == 50);
+}
+
+TEST_CASE("page geometry of rows") {
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});  // one page per row
+  CHECK(g.pages(0, 3).first == 3);
+  CHECK(g.pages(0, 3).last == 3);
+  CHECK(g.shared_at(5, 10) == 0);
+  Geometry half;
+  half.sections.push_back(WriteSection{0, 4, 512, 0, 511, 0, {}});  // two rows per page
+  CHECK(half.shared_at(1, 10) == 1);
+  CHECK(half.shared_at(2, 10) == 0);
+  const Assignment a{{{0, 3}}, {{3, 10}}};
+  CHECK(shared_pages(half, a, 10) == 1);
+  CHECK(pages_moved(half, Assignment{{{0, 4}}, {{4, 10}}}, Assignment{{{0, 6}}, {{6, 10}}}, 10) == 1);
+  CHECK(owners(a, 10)[3] == 1);
+}
+
+TEST_CASE("figures survive the blob and malformed blobs are refused") {
+  std::vector<SiteFigures> in{{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}}}, {site_id("b.cpp:2"), 1, {{}, {}}}};
+  const auto blob = encode_figures(in);
+  const auto out = decode_figures(blob);
+  REQUIRE(out);
+  REQUIRE(out->size() == 2);
+  CHECK((*out)[0].site == site_id("a.cpp:1"));
+  CHECK((*out)[0].execution == 7);
+  CHECK((*out)[0].figures.wall == std::vector<double>{0.5, 0.25});
+  CHECK((*out)[1].figures.wall.empty());
+  for (std::size_t cut = 0; cut < blob.size(); ++cut)
+    CHECK_FALSE(decode_figures(std::vector<std::byte>(blob.begin(), blob.begin() + cut)));
+  auto bad = blob;
+  bad[0] = std::byte{9};
+  CHECK_FALSE(decode_figures(bad));
+  auto trailing = blob;
+  trailing.push_back(std::byte{0});
+  CHECK_FALSE(decode_figures(trailing));
+  std::vector<SiteFigures> nan{{1, 1, {{NAN}, {0}}}};
+  CHECK_FALSE(decode_figures(encode_figures(nan)));
+}
+
+TEST_CASE("options from the environment, with errors naming the variable") {
+  std::map<std::string, std::string> env;
+  auto get = [&](const char* k) -> const char* {
+    auto it = env.find(k);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  CHECK(options_from(get).policy == Policy::automatic);
+  env = {{"DSM_LB", "fgdls"}, {"DSM_LB_WARMUP", "3"}, {"DSM_LB_THRESHOLD", "0.2"}};
+  const Options o = options_from(get);
+  CHECK(o.policy == Policy::fgdls);
+  CHECK(o.warmup == 3);
+  CHECK(o.threshold == 0.2);
+  env = {{"DSM_LB", "fast"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB=fast"));
+  env = {{"DSM_LB_WARMUP", "ten"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_WARMUP"));
+  env = {{"DSM_LB_THRESHOLD", "-1"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_THRESHOLD"));
+}
+
+TEST_CASE("equal blocks and index ranges") {
+  CHECK(equal_blocks(10, 3) == Assignment{{{0, 4}}, {{4, 7}}, {{7, 10}}});
+  CHECK(equal_blocks(2, 3)[2].empty());
+  CHECK(iteration_count(1, 10, 3) == 3);
+  CHECK(iteration_count(5, 5, 1) == 0);
+  CHECK_THROWS_AS(iteration_count(0, 5, 0), std::invalid_argument);
+  const auto r = to_ranges({{1, 3}}, 1, 10, 3);
+  CHECK(r[0].lb == 4);
+  CHECK(r[0].ub == 10);
+}

@@ -1,0 +1,251 @@
+// Policies driven by synthetic timings: ranks with given speeds and per-iteration costs.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include "decide.hpp"
+
+#include <functional>
+#include <random>
+
+using namespace dsm::lb;
+
+namespace {
+
+using Cost = std::function<double(long)>;  // seconds of iteration k at full speed
+
+struct Run {
+  SiteModel m;
+  std::vector<RankFigures> figs;
+  bool first = true;
+};
+
+// One execution: decide, then time every rank's spans at its speed (times 1 +- noise).
+void execute(Run& run, long n, const std::vector<double>& speed, const Cost& cost, const Geometry& g = {},
+             double noise = 0, std::mt19937* rng = nullptr) {
+  const Assignment& a = next_execution(run.m, n, static_cast<int>(speed.size()), run.first ? nullptr : &run.figs, g, 0);
+  run.first = false;
+  std::uniform_real_distribution<double> u(1 - noise, 1 + noise);
+  run.figs.assign(speed.size(), {});
+  for (std::size_t r = 0; r < speed.size(); ++r)
+    for (const Span& s : a[r]) {
+      double w = 0;
+      for (long k = s.begin; k < s.end; ++k) w += cost(k);
+      const double f = rng ? u(*rng) : 1.0;
+      run.figs[r].cpu.push_back(w * f);
+      run.figs[r].wall.push_back(w * f / speed[r]);
+    }
+}
+
+double rank_time(const Run& run, std::size_t r, const std::vector<double>& speed, const Cost& cost) {
+  double w = 0;
+  for (const Span& s : run.m.assign[r])
+    for (long k = s.begin; k < s.end; ++k) w += cost(k);
+  return w / speed[r];
+}
+
+double imbalance(const Run& run, const std::vector<double>& speed, const Cost& cost) {
+  double lo = 1e300, hi = 0;
+  for (std::size_t r = 0; r < speed.size(); ++r) {
+    lo = std::min(lo, rank_time(run, r, speed, cost));
+    hi = std::max(hi, rank_time(run, r, speed, cost));
+  }
+  return hi / lo;
+}
+
+Run make_run(Policy p) {
+  Run run;
+  run.m.opt.policy = p;
+  return run;
+}
+
+const Cost uniform = [](long) { return 1e-5; };
+constexpr Policy balancing[] = {Policy::shift, Policy::multi, Policy::locality, Policy::fgdls};
+
+}  // namespace
+
+TEST_CASE("a constant speed ratio is balanced in one step after the warm-up") {
+  const std::vector<double> speed{1.0, 0.5, 1.0, 1.0};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    for (int e = 0; e < 11; ++e) execute(run, 4000, speed, uniform);
+    CHECK(run.m.redistributions == 0);  // warm-up (first execution discarded, then 10)
+    CHECK(imbalance(run, speed, uniform) > 1.9);
+    execute(run, 4000, speed, uniform);
+    CHECK(run.m.redistributions == 1);
+    CHECK(imbalance(run, speed, uniform) < 1.01);
+    for (int e = 0; e < 50; ++e) execute(run, 4000, speed, uniform);
+    CHECK(run.m.redistributions == 1);
+  }
+}
+
+TEST_CASE("the warm-up and the threshold are options") {
+  Run run = make_run(Policy::shift);
+  run.m.opt.warmup = 3;
+  const std::vector<double> speed{1.0, 0.5};
+  for (int e = 0; e < 5; ++e) execute(run, 1000, speed, uniform);
+  CHECK(run.m.redistributions == 1);
+  Run tolerant = make_run(Policy::shift);
+  tolerant.m.opt.threshold = 1.5;
+  for (int e = 0; e < 40; ++e) execute(tolerant, 1000, speed, uniform);
+  CHECK(tolerant.m.redistributions == 0);
+}
+
+TEST_CASE("no change while the slowest rank is within the threshold") {
+  const std::vector<double> speed{1.0, 0.93};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    for (int e = 0; e < 100; ++e) execute(run, 2000, speed, uniform);
+    CHECK(run.m.redistributions == 0);
+    CHECK(run.m.assign == equal_blocks(2000, 2));
+  }
+}
+
+TEST_CASE("noisy timings do not make the distribution oscillate") {
+  const std::vector<double> speed{1.0, 0.5, 1.0};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    std::mt19937 rng(42);
+    Run run = make_run(p);
+    for (int e = 0; e < 300; ++e) execute(run, 3000, speed, uniform, {}, 0.05, &rng);
+    CHECK(run.m.redistributions >= 1);
+    CHECK(run.m.redistributions <= 3);
+    CHECK(imbalance(run, speed, uniform) < 1.12);
+  }
+}
+
+TEST_CASE("the static policy never moves anything") {
+  Run run = make_run(Policy::static_blocks);
+  for (int e = 0; e < 40; ++e) execute(run, 1000, {1.0, 0.25}, uniform);
+  CHECK(run.m.redistributions == 0);
+  CHECK(run.m.assign == equal_blocks(1000, 2));
+}
+
+TEST_CASE("fgdls balances a triangular loop, and its speed normalization") {
+  const long n = 2000;
+  const Cost triangle = [n](long k) { return 2e-5 * static_cast<double>(k) / n; };
+  SECTION("equal speeds") {
+    Run run = make_run(Policy::fgdls);
+    const std::vector<double> speed{1.0, 1.0, 1.0, 1.0};
+    for (int e = 0; e < 40; ++e) execute(run, n, speed, triangle);
+    CHECK(imbalance(run, speed, triangle) < 1.05);
+    CHECK(run.m.redistributions <= 2);
+  }
+  SECTION("a loaded rank on a triangular loop: speed and cost told apart by CPU time") {
+    Run run = make_run(Policy::fgdls);
+    const std::vector<double> speed{1.0, 1.0, 0.5, 1.0};
+    for (int e = 0; e < 60; ++e) execute(run, n, speed, triangle);
+    CHECK(imbalance(run, speed, triangle) < 1.1);
+  }
+}
+
+TEST_CASE("multi moves only the slow rank's surplus") {
+  Run run = make_run(Policy::multi);
+  const std::vector<double> speed{1.0, 1.0, 0.5, 1.0};
+  for (int e = 0; e < 12; ++e) execute(run, 4000, speed, uniform);
+  REQUIRE(run.m.redistributions == 1);
+  // Ranks 0, 1 and 3 keep their whole blocks; rank 2 keeps the start of its own.
+  const std::vector<int> own = owners(run.m.assign, 4000);
+  for (long k : {0L, 999L, 1000L, 1999L, 3000L, 3999L}) CHECK(own[k] == k / 1000);
+  CHECK(run.m.assign[2] == std::vector<Span>{{2000, 2571}});
+  CHECK(run.m.iterations_moved == 429);
+}
+
+TEST_CASE("locality keeps boundary iterations with the rank that holds their pages") {
+  // A boundary loop over 700 rows of 514 doubles writes one element per row; another loop
+  // split the rows at 300, so those pages keep coming back to their holder.
+  const long n = 700, row = 514 * 8;
+  Geometry g;
+  WriteSection w;
+  w.base = 1 << 20;
+  w.elem = 8;
+  w.coef = 514;
+  w.lo = 513;
+  w.hi = 513;
+  w.holder_origin = (1 << 20) / page_bytes;
+  for (long p = 0; p < (n * row) / page_bytes + 2; ++p)
+    w.holders.push_back(p * page_bytes < 300 * row ? 0 : 1);
+  g.sections.push_back(w);
+  const Cost tiny = [](long) { return 2e-8; };
+  Run run = make_run(Policy::locality);
+  for (int e = 0; e < 12; ++e) execute(run, n, {1.0, 1.0}, tiny, g);
+  REQUIRE(run.m.redistributions == 1);
+  CHECK(run.m.assign[0] == std::vector<Span>{{0, 300}});
+  CHECK(run.m.assign[1] == std::vector<Span>{{300, n}});
+  CHECK(conflicts(g, run.m.assign, n) == 0);
+  SECTION("shift ignores the pages and keeps the balanced split") {
+    Run naive = make_run(Policy::shift);
+    for (int e = 0; e < 12; ++e) execute(naive, n, {1.0, 1.0}, tiny, g);
+    CHECK(naive.m.assign == equal_blocks(n, 2));
+  }
+}
+
+TEST_CASE("locality trades a small imbalance for a cut that shares no page") {
+  // Rows of 1000 floats start on a page only every 128 rows; the balanced cut is 2731.
+  const long n = 4096;
+  Geometry g;
+  g.sections.push_back(WriteSection{4096, 4, 1000, 0, 999, 0, {}});
+  const std::vector<double> speed{1.0, 0.5};
+  SECTION("a costly loop is balanced even if a page is shared") {
+    const Cost heavy = [](long) { return 2e-4; };
+    Run run = make_run(Policy::locality);
+    for (int e = 0; e < 12; ++e) execute(run, n, speed, heavy, g);
+    REQUIRE(run.m.redistributions == 1);
+    CHECK(imbalance(run, speed, heavy) < 1.01);
+  }
+  SECTION("a cheap loop gets a page-aligned cut") {
+    const Cost light = [](long) { return 1e-7; };
+    Run run = make_run(Policy::locality);
+    run.m.opt.cost_benefit = false;
+    for (int e = 0; e < 12; ++e) execute(run, n, speed, light, g);
+    REQUIRE(run.m.redistributions == 1);
+    // 2688 and 2816 leave the slowest rank equally late.
+    CHECK(run.m.assign[0].front().end % 128 == 0);
+    CHECK(shared_pages(g, run.m.assign, n) == 0);
+    CHECK(imbalance(run, speed, light) < 1.11);
+  }
+  SECTION("with the cost/benefit check, moving 680 pages for a cheap loop is not worth it") {
+    const Cost light = [](long) { return 1e-7; };
+    Run run = make_run(Policy::locality);
+    for (int e = 0; e < 12; ++e) execute(run, n, speed, light, g);
+    CHECK(run.m.redistributions == 0);
+  }
+}
+
+TEST_CASE("auto picks locality for affine writes, fgdls otherwise") {
+  CHECK(resolve_policy(Policy::automatic, true, false) == Policy::locality);
+  CHECK(resolve_policy(Policy::automatic, true, true) == Policy::fgdls);
+  CHECK(resolve_policy(Policy::automatic, false, false) == Policy::fgdls);
+  CHECK(resolve_policy(Policy::multi, false, true) == Policy::multi);
+}
+
+TEST_CASE("ranges cover [lb, ub) exactly once with the step respected") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 60; ++trial) {
+    const Policy p = balancing[trial % 4];
+    const int ranks = 1 + trial % 7;
+    const long lb = static_cast<long>(rng() % 50) - 25, step = 1 + static_cast<long>(rng() % 5);
+    const long ub = lb + static_cast<long>(rng() % 400);
+    const long n = iteration_count(lb, ub, step);
+    std::vector<double> speed;
+    for (int r = 0; r < ranks; ++r) speed.push_back(0.2 + (rng() % 100) / 100.0);
+    Run run = make_run(p);
+    for (int e = 0; e < 30; ++e) {
+      std::mt19937 noise(e);
+      execute(run, n, speed, uniform, {}, 0.3, &noise);
+      std::vector<int> hits(static_cast<std::size_t>(n), 0);
+      for (int r = 0; r < ranks; ++r)
+        for (const Range& range : to_ranges(run.m.assign[r], lb, ub, step)) {
+          REQUIRE(range.step == step);
+          for (long i = range.lb; i < range.ub; i += range.step) {
+            REQUIRE(i >= lb);
+            REQUIRE(i < ub);
+            REQUIRE((i - lb) % step == 0);
+            ++hits[(i - lb) / step];
+          }
+        }
+      for (int h : hits) REQUIRE(h == 1);
+    }
+  }
+}
