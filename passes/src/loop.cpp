@@ -1,0 +1,571 @@
+#include "loop.hpp"
+
+#include <clang/AST/ParentMap.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Lex/Lexer.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace dsmpass {
+
+using namespace clang;
+
+const char* name(Access a) {
+  switch (a) {
+    case Access::read: return "read";
+    case Access::write: return "write";
+    case Access::read_write: return "read_write";
+  }
+  return "read_write";
+}
+
+namespace {
+
+std::string text_of(const Stmt* s, const ASTContext& ctx) {
+  const SourceManager& sm = ctx.getSourceManager();
+  const CharSourceRange r = sm.getExpansionRange(s->getSourceRange());
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(r.getBegin(), r.getEnd()), sm,
+                              ctx.getLangOpts())
+      .str();
+}
+
+bool is_shared_name(const NamedDecl* d) { return d && d->getName().startswith("sh_"); }
+
+// The variable whose storage an lvalue expression designates (s in s.x, a in a[3] for a
+// local array), or null when it goes through a pointer.
+const VarDecl* root_var(const Expr* e) {
+  while (true) {
+    e = e->IgnoreParenImpCasts();
+    if (const auto* d = dyn_cast<DeclRefExpr>(e)) return dyn_cast<VarDecl>(d->getDecl());
+    if (const auto* m = dyn_cast<MemberExpr>(e)) {
+      if (m->isArrow()) return nullptr;
+      e = m->getBase();
+    } else if (const auto* a = dyn_cast<ArraySubscriptExpr>(e)) {
+      if (!a->getBase()->IgnoreParenImpCasts()->getType()->isArrayType()) return nullptr;
+      e = a->getBase();
+    } else {
+      return nullptr;
+    }
+  }
+}
+
+bool writable_reference(QualType t) {
+  return t->isReferenceType() && !t.getNonReferenceType().isConstQualified();
+}
+
+// A `for (T v = L; v < U | v <= U; ++v | v++ | v += s)` header, or null fields when the
+// header has another shape.
+struct Header {
+  const VarDecl* var = nullptr;
+  const Expr* lower = nullptr;
+  const Expr* upper = nullptr;
+  bool inclusive = false;
+  const Expr* step = nullptr;  // null for ++
+  const Stmt* inc = nullptr;
+};
+
+const VarDecl* single_int_var(const ForStmt* f) {
+  const auto* ds = dyn_cast_or_null<DeclStmt>(f->getInit());
+  if (!ds || !ds->isSingleDecl()) return nullptr;
+  const auto* v = dyn_cast<VarDecl>(ds->getSingleDecl());
+  if (!v || !v->getInit() || !v->getType()->isIntegerType()) return nullptr;
+  return v;
+}
+
+bool refers_to(const Expr* e, const VarDecl* v) {
+  const auto* d = dyn_cast_or_null<DeclRefExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+  return d && d->getDecl() == v;
+}
+
+Header parse_header(const ForStmt* f) {
+  Header h;
+  const VarDecl* v = single_int_var(f);
+  if (!v) return h;
+  const auto* cond = dyn_cast_or_null<BinaryOperator>(f->getCond() ? f->getCond()->IgnoreParens() : nullptr);
+  if (!cond || (cond->getOpcode() != BO_LT && cond->getOpcode() != BO_LE) || !refers_to(cond->getLHS(), v))
+    return h;
+  const Expr* inc = f->getInc() ? f->getInc()->IgnoreParens() : nullptr;
+  if (const auto* u = dyn_cast_or_null<UnaryOperator>(inc)) {
+    if (!u->isIncrementOp() || !refers_to(u->getSubExpr(), v)) return h;
+  } else if (const auto* c = dyn_cast_or_null<CompoundAssignOperator>(inc)) {
+    if (c->getOpcode() != BO_AddAssign || !refers_to(c->getLHS(), v)) return h;
+    h.step = c->getRHS();
+  } else {
+    return h;
+  }
+  h.var = v;
+  h.lower = v->getInit();
+  h.upper = cond->getRHS();
+  h.inclusive = cond->getOpcode() == BO_LE;
+  h.inc = f->getInc();
+  return h;
+}
+
+// Everything the analysis needs to know about the loop body, gathered in one walk.
+class BodyScan : public RecursiveASTVisitor<BodyScan> {
+ public:
+  std::map<const VarDecl*, std::vector<const Stmt*>> modified;  // variable -> statements changing it
+  std::set<const VarDecl*> declared;
+  std::vector<std::pair<const ForStmt*, Header>> inner;  // pre-order
+  std::vector<const Expr*> shared_refs;                  // every sh_ name in the body
+
+  bool VisitVarDecl(VarDecl* v) {
+    declared.insert(v);
+    if (v->getInit() && writable_reference(v->getType())) mark(v->getInit(), v->getInit());
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator* b) {
+    if (b->isAssignmentOp()) mark(b->getLHS(), b);
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator* u) {
+    if (u->isIncrementDecrementOp() || u->getOpcode() == UO_AddrOf) mark(u->getSubExpr(), u);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr* c) {
+    const FunctionDecl* fn = c->getDirectCallee();
+    for (unsigned k = 0; k < c->getNumArgs(); ++k) {
+      // Unknown callee or parameter: assume the worst for reference-capable arguments.
+      const bool known = fn && k < fn->getNumParams();
+      if (!known || writable_reference(fn->getParamDecl(k)->getType())) mark(c->getArg(k), c);
+    }
+    if (const auto* m = dyn_cast<CXXMemberCallExpr>(c))
+      if (const auto* md = m->getMethodDecl(); md && !md->isConst()) mark(m->getImplicitObjectArgument(), c);
+    return true;
+  }
+  bool VisitForStmt(ForStmt* f) {
+    Header h = parse_header(f);
+    if (h.var) inner.emplace_back(f, h);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr* d) {
+    if (isa<VarDecl>(d->getDecl()) && is_shared_name(d->getDecl())) shared_refs.push_back(d);
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr* m) {
+    if (is_shared_name(m->getMemberDecl()) && isa<FieldDecl>(m->getMemberDecl())) shared_refs.push_back(m);
+    return true;
+  }
+
+ private:
+  void mark(const Expr* lvalue, const Stmt* by) {
+    if (const VarDecl* v = root_var(lvalue)) modified[v].push_back(by);
+  }
+};
+
+// Statements that leave the loop other than by finishing an iteration.
+void check_control(const Stmt* s, int breakable, const ASTContext& ctx, Reporter& report) {
+  if (!s) return;
+  if (isa<LambdaExpr>(s)) return;
+  if (isa<BreakStmt>(s) && breakable == 0)
+    report.error(s->getBeginLoc(), "'break' leaves a '#pragma dsm parallel for' loop; every iteration must run");
+  if (isa<ReturnStmt>(s) || isa<CoreturnStmt>(s))
+    report.error(s->getBeginLoc(), "'return' inside a '#pragma dsm parallel for' loop; iterations cannot leave the function");
+  if (isa<GotoStmt>(s) || isa<IndirectGotoStmt>(s))
+    report.error(s->getBeginLoc(), "'goto' inside a '#pragma dsm parallel for' loop is not supported");
+  const bool nested = isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<SwitchStmt>(s) ||
+                      isa<CXXForRangeStmt>(s);
+  for (const Stmt* c : s->children()) check_control(c, breakable + (nested ? 1 : 0), ctx, report);
+}
+
+class Analyzer {
+ public:
+  Analyzer(const ForStmt* loop, ASTContext& ctx, Reporter& report)
+      : loop_(loop), ctx_(ctx), report_(report), parents_(const_cast<ForStmt*>(loop)) {}
+
+  std::optional<Loop> run();
+
+ private:
+  bool changes(const VarDecl* v) const;
+  bool invariant(const Expr* e) const;
+  std::optional<Affine> fold(const Expr* e, std::string& why, int depth = 0) const;
+  std::optional<std::pair<Bound, Bound>> interval(const Affine& a, const std::string& skip) const;
+  void compute_inner_ranges(Loop& out);
+  void describe(const Expr* name_ref);
+  Access classify(const Expr* e, bool& escapes) const;
+  const Stmt* parent(const Stmt* s) const;
+  std::string key(const VarDecl* v);
+
+  const ForStmt* loop_;
+  ASTContext& ctx_;
+  Reporter& report_;
+  ParentMap parents_;
+  BodyScan scan_;
+  Header header_;
+  std::map<const VarDecl*, std::string> keys_;      // canonical loop variables -> Affine key
+  std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
+  std::vector<Section> sections_;
+};
+
+bool Analyzer::changes(const VarDecl* v) const {
+  auto it = scan_.modified.find(v);
+  if (it == scan_.modified.end()) return false;
+  // A canonical inner loop variable is changed only by its own increment.
+  if (keys_.count(v))
+    for (const Stmt* s : it->second)
+      if (std::none_of(scan_.inner.begin(), scan_.inner.end(), [&](const auto& f) { return f.second.inc == s; }))
+        return true;
+  return !keys_.count(v);
+}
+
+bool Analyzer::invariant(const Expr* e) const {
+  if (e->HasSideEffects(ctx_)) return false;
+  bool ok = true;
+  std::function<void(const Stmt*)> walk = [&](const Stmt* s) {
+    if (!s || !ok) return;
+    if (const auto* d = dyn_cast<DeclRefExpr>(s)) {
+      if (const auto* v = dyn_cast<VarDecl>(d->getDecl()))
+        if (v == header_.var || scan_.declared.count(v) || changes(v)) ok = false;
+    } else if (isa<ArraySubscriptExpr>(s) || (isa<UnaryOperator>(s) && cast<UnaryOperator>(s)->getOpcode() == UO_Deref)) {
+      ok = false;  // memory the loop may write
+    } else if (const auto* m = dyn_cast<MemberExpr>(s); m && m->isArrow() && !isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) {
+      ok = false;
+    }
+    for (const Stmt* c : s->children()) walk(c);
+  };
+  walk(e);
+  return ok;
+}
+
+std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth) const {
+  e = e->IgnoreParens();
+  if (!e->getType()->isIntegralOrEnumerationType()) {
+    why = "'" + text_of(e, ctx_) + "' is not an integer expression";
+    return std::nullopt;
+  }
+  if (invariant(e)) {
+    Expr::EvalResult r;
+    if (!e->isValueDependent() && e->EvaluateAsInt(r, ctx_)) return Affine::invariant(Poly::constant(r.Val.getInt().getExtValue()));
+    if (!isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e))
+      return Affine::invariant(Poly::symbol(text_of(e, ctx_)));
+  }
+  if (const auto* c = dyn_cast<CastExpr>(e)) {
+    if (c->getSubExpr()->getType()->isIntegralOrEnumerationType()) return fold(c->getSubExpr(), why, depth);
+  } else if (const auto* b = dyn_cast<BinaryOperator>(e)) {
+    const auto op = b->getOpcode();
+    if (op == BO_Add || op == BO_Sub || op == BO_Mul) {
+      auto l = fold(b->getLHS(), why, depth);
+      if (!l) return l;
+      auto r = fold(b->getRHS(), why, depth);
+      if (!r) return r;
+      if (op == BO_Add) return *l + *r;
+      if (op == BO_Sub) return *l + -*r;
+      auto p = *l * *r;
+      if (!p) why = "'" + text_of(e, ctx_) + "' multiplies two loop variables";
+      return p;
+    }
+  } else if (const auto* u = dyn_cast<UnaryOperator>(e)) {
+    if (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus) {
+      auto s = fold(u->getSubExpr(), why, depth);
+      if (s && u->getOpcode() == UO_Minus) return -*s;
+      return s;
+    }
+  } else if (const auto* d = dyn_cast<DeclRefExpr>(e)) {
+    if (const auto* v = dyn_cast<VarDecl>(d->getDecl())) {
+      if (v == header_.var) return Affine::variable(v->getName().str());
+      if (auto it = keys_.find(v); it != keys_.end() && !changes(v)) return Affine::variable(it->second);
+      if (changes(v)) {
+        why = "'" + v->getName().str() + "' changes inside the loop";
+        return std::nullopt;
+      }
+      // A local computed from the loop variables and never changed: use its definition.
+      if (scan_.declared.count(v) && v->getInit() && !v->getType()->isReferenceType() && depth < 8)
+        return fold(v->getInit(), why, depth + 1);
+    }
+  }
+  if (why.empty()) why = "'" + text_of(e, ctx_) + "' is not affine";
+  return std::nullopt;
+}
+
+std::optional<std::pair<Bound, Bound>> Analyzer::interval(const Affine& a, const std::string& skip) const {
+  Bound lo = Bound::of(a.coef("")), hi = lo;
+  for (const auto& [var, c] : a.parts) {
+    if (var.empty() || var == skip) continue;
+    auto r = ranges_.find(var);
+    if (r == ranges_.end()) return std::nullopt;
+    auto [l, h] = scale(c, r->second.first, r->second.second);
+    lo = lo + l;
+    hi = hi + h;
+  }
+  return std::make_pair(lo, hi);
+}
+
+void Analyzer::compute_inner_ranges(Loop& out) {
+  for (const auto& [f, h] : scan_.inner) {
+    if (changes(h.var)) continue;  // not canonical after all: its uses are not affine
+    std::string why;
+    auto lower = fold(h.lower, why), upper = fold(h.upper, why);
+    std::optional<std::pair<Bound, Bound>> lo, hi;
+    if (lower && upper) {
+      lo = interval(*lower, "");
+      hi = interval(*upper, "");
+    }
+    if (!lo || !hi) {
+      report_.warning(f->getBeginLoc(), "bounds of inner loop variable '" + h.var->getName().str() +
+                                            "' are not affine (" + (why.empty() ? "depends on an unknown range" : why) +
+                                            "); subscripts using it cover the whole array");
+      keys_.erase(h.var);
+      continue;
+    }
+    Bound top = h.inclusive ? hi->second : hi->second + Bound::of(Poly::constant(-1));
+    ranges_[keys_[h.var]] = {lo->first, top};
+    out.inner.push_back({h.var->getName().str(), lo->first, top});
+  }
+}
+
+std::string Analyzer::key(const VarDecl* v) {
+  std::string k = v->getName().str();
+  for (int n = 2; std::any_of(keys_.begin(), keys_.end(), [&](const auto& e) { return e.second == k; }); ++n)
+    k = v->getName().str() + "#" + std::to_string(n);
+  return keys_[v] = k;
+}
+
+const Stmt* Analyzer::parent(const Stmt* s) const {
+  const Stmt* p = parents_.getParent(const_cast<Stmt*>(s));
+  while (p && isa<ParenExpr>(p)) p = parents_.getParent(const_cast<Stmt*>(p));
+  return p;
+}
+
+// How the element designated by the lvalue `e` is used.
+Access Analyzer::classify(const Expr* e, bool& escapes) const {
+  const Stmt* p = parent(e);
+  if (const auto* c = dyn_cast_or_null<ImplicitCastExpr>(p)) {
+    if (c->getCastKind() == CK_LValueToRValue) return Access::read;
+    if (c->getCastKind() == CK_NoOp || c->getCastKind() == CK_UncheckedDerivedToBase || c->getCastKind() == CK_DerivedToBase)
+      return classify(c, escapes);
+    if (c->getCastKind() == CK_ArrayToPointerDecay) escapes = true;
+    return Access::read_write;
+  }
+  if (const auto* b = dyn_cast_or_null<BinaryOperator>(p)) {
+    if (b->isAssignmentOp() && b->getLHS()->IgnoreParens() == e)
+      return b->getOpcode() == BO_Assign ? Access::write : Access::read_write;
+    return Access::read;
+  }
+  if (const auto* u = dyn_cast_or_null<UnaryOperator>(p)) {
+    if (u->isIncrementDecrementOp()) return Access::read_write;
+    if (u->getOpcode() == UO_AddrOf) escapes = true;
+    return Access::read_write;
+  }
+  if (const auto* m = dyn_cast_or_null<MemberExpr>(p)) {
+    if (const auto* md = dyn_cast<CXXMethodDecl>(m->getMemberDecl())) return md->isConst() ? Access::read : Access::read_write;
+    return classify(m, escapes);
+  }
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(p)) {
+    if (op->getNumArgs() > 0 && op->getArg(0)->IgnoreParens() == e) {
+      if (op->getOperator() == OO_Equal) return Access::write;
+      if (const auto* md = dyn_cast_or_null<CXXMethodDecl>(op->getDirectCallee()); md && md->isConst()) return Access::read;
+      return Access::read_write;
+    }
+  }
+  if (const auto* c = dyn_cast_or_null<CallExpr>(p)) {
+    const FunctionDecl* fn = c->getDirectCallee();
+    for (unsigned k = 0; k < c->getNumArgs(); ++k)
+      if (c->getArg(k)->IgnoreParens() == e) {
+        const unsigned param = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(fn) ? k - 1 : k;
+        if (fn && param < fn->getNumParams() && !writable_reference(fn->getParamDecl(param)->getType()))
+          return Access::read;
+      }
+    return Access::read_write;
+  }
+  if (const auto* ds = dyn_cast_or_null<DeclStmt>(p)) {
+    for (const Decl* d : ds->decls())
+      if (const auto* v = dyn_cast<VarDecl>(d); v && v->getInit() && v->getInit()->IgnoreParens() == e)
+        return writable_reference(v->getType()) ? Access::read_write : Access::read;
+  }
+  if (isa_and_nonnull<CXXConstructExpr>(p) || isa_and_nonnull<InitListExpr>(p)) return Access::read;
+  return Access::read_write;
+}
+
+// Builds the section of one use of a shared array name: climbs through the subscripts
+// (and pointer arithmetic) applied to it, folds the flattened index, classifies the use.
+void Analyzer::describe(const Expr* name_ref) {
+  const std::string array = text_of(name_ref, ctx_);
+  const QualType type = name_ref->getType();
+  if (!type->isPointerType() && !type->isArrayType()) {
+    report_.warning(name_ref->getBeginLoc(), "'" + array + "' has the sh_ prefix but is neither a pointer nor an array; it is not described");
+    return;
+  }
+  if (const auto* d = dyn_cast<DeclRefExpr>(name_ref); d && scan_.declared.count(dyn_cast<VarDecl>(d->getDecl()))) {
+    report_.warning(name_ref->getBeginLoc(), "'" + array + "' is declared inside the loop and is not described; describe the array it points into instead");
+    return;
+  }
+  if (!invariant(name_ref)) {
+    report_.error(name_ref->getBeginLoc(), "shared array '" + array + "' changes inside the loop; its accesses cannot be described");
+    return;
+  }
+  std::vector<std::optional<Affine>> levels;  // index at each dimension
+  std::string why;
+  std::optional<Affine> pending = Affine{};   // pointer arithmetic not yet dereferenced
+  bool pointer_moved = false;
+  const Expr* cur = name_ref;
+  while (const Stmt* p = parent(cur)) {
+    if (const auto* c = dyn_cast<ImplicitCastExpr>(p);
+        c && (c->getCastKind() == CK_LValueToRValue || c->getCastKind() == CK_ArrayToPointerDecay) &&
+        (cur->getType()->isPointerType() || cur->getType()->isArrayType())) {
+      cur = c;
+      continue;
+    }
+    if (const auto* a = dyn_cast<ArraySubscriptExpr>(p); a && a->getBase()->IgnoreParens() == cur) {
+      auto idx = fold(a->getIdx(), why);
+      levels.push_back(idx && pending ? std::optional<Affine>(*idx + *pending) : std::nullopt);
+      pending = Affine{};
+      pointer_moved = false;
+      cur = a;
+      continue;
+    }
+    if (const auto* u = dyn_cast<UnaryOperator>(p); u && u->getOpcode() == UO_Deref) {
+      levels.push_back(pending);
+      pending = Affine{};
+      pointer_moved = false;
+      cur = u;
+      continue;
+    }
+    if (const auto* b = dyn_cast<BinaryOperator>(p); b && b->getType()->isPointerType() &&
+                                                      (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub)) {
+      const bool left = b->getLHS()->IgnoreParens() == cur;
+      auto off = fold(left ? b->getRHS() : b->getLHS(), why);
+      if (off && pending) pending = *pending + (b->getOpcode() == BO_Sub ? -*off : *off);
+      else pending = std::nullopt;
+      pointer_moved = true;
+      cur = b;
+      continue;
+    }
+    break;
+  }
+
+  Section s;
+  s.array = array;
+  bool escapes = pointer_moved || levels.empty() || cur->getType()->isArrayType();
+  s.access = classify(cur, escapes);
+  if (escapes) s.access = Access::read_write;
+
+  // Strides of each level from the declared array type.
+  QualType t = type;
+  std::vector<long> extent;  // elements of each dimension below the first
+  bool known_shape = true;
+  QualType elem = t->isPointerType() ? t->getPointeeType() : QualType(t->getArrayElementTypeNoTypeQual(), 0);
+  while (const ArrayType* at = ctx_.getAsArrayType(elem)) {
+    const auto* cat = dyn_cast<ConstantArrayType>(at);
+    if (!cat) known_shape = false;
+    extent.push_back(cat ? static_cast<long>(cat->getSize().getZExtValue()) : 0);
+    elem = at->getElementType();
+  }
+  s.elem_type = elem.getUnqualifiedType().getAsString(ctx_.getPrintingPolicy());
+  s.base = array;
+  if (!extent.empty()) {
+    s.base = "&" + array;
+    for (size_t k = 0; k <= extent.size(); ++k) s.base += "[0]";
+    s.row_length = 1;
+    for (long e : extent) s.row_length *= e;
+  }
+
+  std::optional<Affine> flat = Affine{};
+  if (!escapes && known_shape && levels.size() == extent.size() + 1) {
+    for (size_t k = 0; k < levels.size() && flat; ++k) {
+      long stride = 1;
+      for (size_t d = k; d < extent.size(); ++d) stride *= extent[d];
+      auto scaled = levels[k] ? *levels[k] * Affine::invariant(Poly::constant(stride)) : std::nullopt;
+      flat = scaled ? std::optional<Affine>(*flat + *scaled) : std::nullopt;
+    }
+  } else {
+    flat = std::nullopt;
+    if (why.empty()) why = escapes ? "its address escapes" : "the array shape is not known";
+  }
+  std::optional<std::pair<Bound, Bound>> range;
+  if (flat) {
+    range = interval(*flat, header_.var->getName().str());
+    if (!range && why.empty()) why = "it uses a variable without a known range";
+  }
+  if (!flat || !range) {
+    s.whole = true;
+    report_.warning(name_ref->getBeginLoc(), "access to '" + array + "' is not affine in '" +
+                                                 header_.var->getName().str() + "' (" + why +
+                                                 "); the whole array is assumed");
+  } else {
+    s.coef = flat->coef(header_.var->getName().str());
+    s.lo = range->first;
+    s.hi = range->second;
+  }
+  sections_.push_back(s);
+}
+
+std::optional<Loop> Analyzer::run() {
+  const size_t errors_before = report_.error_count();
+  const SourceLocation at = loop_->getBeginLoc();
+  header_ = parse_header(loop_);
+  if (!header_.var) {
+    const auto* inc = dyn_cast_or_null<UnaryOperator>(loop_->getInc() ? loop_->getInc()->IgnoreParens() : nullptr);
+    const auto* cinc = dyn_cast_or_null<CompoundAssignOperator>(loop_->getInc() ? loop_->getInc()->IgnoreParens() : nullptr);
+    if ((inc && inc->isDecrementOp()) || (cinc && cinc->getOpcode() == BO_SubAssign))
+      report_.error(at, "decreasing '#pragma dsm parallel for' loops are not supported; count upwards: for (long i = lb; i < ub; ++i)");
+    else
+      report_.error(at, "'#pragma dsm parallel for' needs a canonical loop: for (T i = lb; i < ub | i <= ub; ++i | i++ | i += step) with an integer T");
+    return std::nullopt;
+  }
+  scan_.TraverseStmt(const_cast<Stmt*>(loop_->getBody()));
+  check_control(loop_->getBody(), 0, ctx_, report_);
+  const std::string var = header_.var->getName().str();
+  keys_[header_.var] = var;
+  if (scan_.modified.count(header_.var))
+    report_.error(scan_.modified[header_.var].front()->getBeginLoc(), "loop variable '" + var + "' is changed inside the loop body");
+  keys_.erase(header_.var);  // i is not an inner variable
+  for (const auto& [f, h] : scan_.inner) key(h.var);
+
+  Loop out;
+  out.stmt = loop_;
+  out.line = ctx_.getSourceManager().getPresumedLineNumber(at);
+  out.var = var;
+  out.var_type = header_.var->getType().getUnqualifiedType().getAsString(ctx_.getPrintingPolicy());
+  out.var_unsigned = header_.var->getType()->isUnsignedIntegerType();
+  std::string why;
+  auto lower = fold(header_.lower, why), upper = fold(header_.upper, why);
+  for (const Expr* e : {header_.lower, header_.upper, header_.step}) {
+    if (e && !invariant(e))
+      report_.error(e->getBeginLoc(), "loop bound '" + text_of(e, ctx_) + "' changes inside the loop or has side effects");
+  }
+  if (header_.step) {
+    Expr::EvalResult r;
+    if (header_.step->EvaluateAsInt(r, ctx_) && r.Val.getInt().getExtValue() <= 0)
+      report_.error(header_.step->getBeginLoc(), "loop step must be positive");
+  }
+  if (report_.error_count() > errors_before) return std::nullopt;
+  out.lb = text_of(header_.lower, ctx_);
+  out.ub = header_.inclusive ? "(" + text_of(header_.upper, ctx_) + ") + 1" : text_of(header_.upper, ctx_);
+  out.step = header_.step ? text_of(header_.step, ctx_) : "1";
+  if (lower && upper) {
+    Bound ub = Bound::of(upper->coef(""));
+    ranges_[var] = {Bound::of(lower->coef("")), header_.inclusive ? ub : ub + Bound::of(Poly::constant(-1))};
+  }
+  out.init = header_.lower->getSourceRange();
+  out.cond = loop_->getCond()->getSourceRange();
+  out.inc = loop_->getInc()->getSourceRange();
+
+  compute_inner_ranges(out);
+  for (const Expr* ref : scan_.shared_refs) describe(ref);
+
+  // One section per array, access and coefficient when the bounds can be ordered.
+  for (Section& s : sections_) {
+    auto same = std::find_if(out.sections.begin(), out.sections.end(), [&](const Section& o) {
+      return o.base == s.base && o.access == s.access && o.whole == s.whole &&
+             (s.whole || (o.coef == s.coef && difference(o.lo, s.lo) && difference(o.hi, s.hi)));
+    });
+    if (same == out.sections.end()) {
+      out.sections.push_back(s);
+    } else if (!s.whole) {
+      same->lo = min(same->lo, s.lo);
+      same->hi = max(same->hi, s.hi);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Loop> analyze_loop(const ForStmt* loop, ASTContext& ctx, Reporter& report) {
+  return Analyzer(loop, ctx, report).run();
+}
+
+}  // namespace dsmpass

@@ -1,0 +1,53 @@
+// What the pass learns about one `#pragma dsm parallel for` loop: its canonical form, the
+// ranges of inner loop variables, and one regular section per distinct `sh_` reference.
+#pragma once
+
+#include "report.hpp"
+#include "symbolic.hpp"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Stmt.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dsmpass {
+
+enum class Access { read = 1, write = 2, read_write = 3 };
+const char* name(Access a);
+
+struct Section {
+  std::string array;      // the shared array as written, e.g. sh_g
+  std::string base;       // pointer to its first element, e.g. &sh_g[0][0]
+  std::string elem_type;  // innermost element type
+  long row_length = 0;    // elements per row for multi-dimensional arrays, else 0
+  Access access = Access::read;
+  bool whole = false;     // the subscript could not be proven affine
+  Poly coef;              // elements per iteration of the loop variable
+  Bound lo, hi;           // touched elements relative to coef*i, inclusive
+};
+
+struct InnerVar {
+  std::string name;
+  Bound lo, hi;  // inclusive, widened over the marked loop's whole iteration space
+};
+
+struct Loop {
+  const clang::ForStmt* stmt = nullptr;
+  unsigned line = 0;
+  std::string var;
+  std::string var_type;
+  bool var_unsigned = false;
+  std::string lb, ub, step;  // texts; ub is exclusive
+  std::vector<InnerVar> inner;
+  std::vector<Section> sections;
+  // Where the rewriter edits the loop header.
+  clang::SourceRange init, cond, inc;
+};
+
+// Checks that the loop is canonical and extracts its descriptors. Errors and warnings go to
+// `report`; returns nothing when the loop cannot be rewritten.
+std::optional<Loop> analyze_loop(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report);
+
+}  // namespace dsmpass

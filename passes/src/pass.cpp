@@ -1,0 +1,175 @@
+#include "pass.hpp"
+
+#include "loop.hpp"
+#include "pragma.hpp"
+#include "report.hpp"
+#include "rewrite.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/Lexer.h>
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/JSON.h>
+
+namespace dsmpass {
+namespace {
+
+using namespace clang;
+
+class ForCollector : public RecursiveASTVisitor<ForCollector> {
+ public:
+  explicit ForCollector(const SourceManager& sm) : sm_(sm) {}
+  bool VisitForStmt(ForStmt* f) {
+    if (sm_.isWrittenInMainFile(f->getBeginLoc())) loops.push_back(f);
+    return true;
+  }
+  std::vector<const ForStmt*> loops;
+
+ private:
+  const SourceManager& sm_;
+};
+
+llvm::json::Value to_json(const Bound& b) { return b.text; }
+
+llvm::json::Value to_json(const Loop& l) {
+  llvm::json::Array inner, sections;
+  for (const InnerVar& v : l.inner) inner.push_back(llvm::json::Object{{"var", v.name}, {"lo", to_json(v.lo)}, {"hi", to_json(v.hi)}});
+  for (const Section& s : l.sections) {
+    llvm::json::Object o{{"array", s.array}, {"base", s.base}, {"elem_type", s.elem_type},
+                         {"access", name(s.access)}, {"whole", s.whole}};
+    if (s.row_length) o["row_length"] = s.row_length;
+    if (!s.whole) {
+      o["coef"] = s.coef.str();
+      o["lo"] = to_json(s.lo);
+      o["hi"] = to_json(s.hi);
+    }
+    sections.push_back(std::move(o));
+  }
+  return llvm::json::Object{{"line", l.line}, {"var", l.var}, {"type", l.var_type}, {"lb", l.lb}, {"ub", l.ub},
+                            {"step", l.step}, {"inner", std::move(inner)}, {"sections", std::move(sections)}};
+}
+
+std::string basename(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class Consumer : public ASTConsumer {
+ public:
+  Consumer(Result& result, std::vector<Mark>& marks, std::string file)
+      : result_(result), marks_(marks), file_(std::move(file)) {}
+
+  void HandleTranslationUnit(ASTContext& ctx) override {
+    if (ctx.getDiagnostics().hasErrorOccurred()) return;
+    SourceManager& sm = ctx.getSourceManager();
+    Reporter report(ctx.getDiagnostics(), sm);
+    const std::string& file = file_;
+    Rewriter rw(sm, ctx.getLangOpts());
+
+    ForCollector collect(sm);
+    collect.TraverseDecl(ctx.getTranslationUnitDecl());
+    std::vector<std::pair<const Mark*, const ForStmt*>> marked;
+    for (const Mark& m : marks_) {
+      if (!sm.isWrittenInMainFile(m.hash)) {
+        report.error(m.hash, "'#pragma dsm' in an included file is not rewritten; put the loop in the source file given to dsm-pass");
+        continue;
+      }
+      if (!m.problem.empty()) {
+        report.error(m.hash, m.problem);
+        continue;
+      }
+      const ForStmt* loop = following_loop(m, collect.loops, sm, ctx.getLangOpts());
+      if (!loop) {
+        report.error(m.hash, "'#pragma dsm parallel for' must be followed directly by a for loop");
+        continue;
+      }
+      marked.emplace_back(&m, loop);
+    }
+    llvm::json::Array loops;
+    bool needs_algorithm = false;
+    int index = 0;
+    for (const auto& [mark, loop] : marked) {
+      ++index;
+      const auto outer = std::find_if(marked.begin(), marked.end(), [&](const auto& o) {
+        return o.second != loop && sm.isBeforeInTranslationUnit(o.second->getBeginLoc(), loop->getBeginLoc()) &&
+               sm.isBeforeInTranslationUnit(loop->getEndLoc(), o.second->getEndLoc());
+      });
+      if (outer != marked.end()) {
+        report.error(loop->getBeginLoc(), "'#pragma dsm parallel for' loops cannot be nested; mark only the outer loop");
+        continue;
+      }
+      auto info = analyze_loop(loop, ctx, report);
+      if (!info) continue;
+      loops.push_back(to_json(*info));
+      for (const Section& s : info->sections)
+        needs_algorithm |= s.lo.text.find("std::") != std::string::npos || s.hi.text.find("std::") != std::string::npos;
+      rewrite_loop(rw, *mark, *info, index, file);
+    }
+    llvm::json::Array diags;
+    for (const Diagnostic& d : report.list())
+      diags.push_back(llvm::json::Object{{"line", d.line}, {"column", d.column}, {"severity", d.error ? "error" : "warning"}, {"message", d.message}});
+    result_.ran = true;
+    result_.has_marks = !marks_.empty();
+    result_.failed = report.error_count() > 0;
+    result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                                  {"file", basename(file)}, {"loops", std::move(loops)}, {"diagnostics", std::move(diags)}}))
+                           .str() + "\n";
+    result_.rewritten = marks_.empty() ? sm.getBufferData(sm.getMainFileID()).str() : rewritten_file(rw, file, needs_algorithm);
+  }
+
+ private:
+  // The loop whose `for` is the first token after the pragma line.
+  static const ForStmt* following_loop(const Mark& m, const std::vector<const ForStmt*>& loops, const SourceManager& sm,
+                                       const LangOptions& lo) {
+    // Raw lexing skips comments, so a comment between the pragma and the loop is fine.
+    const auto [fid, offset] = sm.getDecomposedLoc(m.end);
+    const StringRef buf = sm.getBufferData(fid);
+    Lexer lex(sm.getLocForStartOfFile(fid), lo, buf.begin(), buf.begin() + offset, buf.end());
+    Token next;
+    lex.LexFromRawLexer(next);
+    for (const ForStmt* f : loops)
+      if (f->getBeginLoc() == next.getLocation()) return f;
+    return nullptr;
+  }
+
+  Result& result_;
+  std::vector<Mark>& marks_;
+  std::string file_;
+};
+
+class Action : public ASTFrontendAction {
+ public:
+  Action(Result& result, std::string file) : result_(result), file_(std::move(file)) {}
+  bool BeginSourceFileAction(CompilerInstance& ci) override {
+    add_pragma_handler(ci.getPreprocessor(), marks_);
+    return true;
+  }
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, StringRef) override {
+    return std::make_unique<Consumer>(result_, marks_, file_);
+  }
+
+ private:
+  Result& result_;
+  std::string file_;
+  std::vector<Mark> marks_;
+};
+
+class Factory : public tooling::FrontendActionFactory {
+ public:
+  Factory(Result& result, std::string file) : result_(result), file_(std::move(file)) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<Action>(result_, file_); }
+
+ private:
+  Result& result_;
+  std::string file_;
+};
+
+}  // namespace
+
+std::unique_ptr<tooling::FrontendActionFactory> make_action_factory(Result& result, std::string display_name) {
+  return std::make_unique<Factory>(result, std::move(display_name));
+}
+
+}  // namespace dsmpass

@@ -1,0 +1,90 @@
+#include "rewrite.hpp"
+
+#include <clang/Lex/Lexer.h>
+
+#include <algorithm>
+
+namespace dsmpass {
+namespace {
+
+using namespace clang;
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string basename(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Replaces a token range by `text`, padded with the newlines it held so the following
+// lines keep their numbers.
+void replace_keeping_lines(Rewriter& rw, SourceRange range, std::string text) {
+  const CharSourceRange r = CharSourceRange::getTokenRange(range);
+  const StringRef old = Lexer::getSourceText(r, rw.getSourceMgr(), rw.getLangOpts());
+  text.append(std::count(old.begin(), old.end(), '\n'), '\n');
+  rw.ReplaceText(r, text);
+}
+
+// Just past the statement's last token, including a trailing ';' that belongs to it.
+SourceLocation after_statement(const Stmt* s, const Rewriter& rw) {
+  const SourceManager& sm = rw.getSourceMgr();
+  SourceLocation end = Lexer::getLocForEndOfToken(s->getEndLoc(), 0, sm, rw.getLangOpts());
+  if (auto next = Lexer::findNextToken(s->getEndLoc(), sm, rw.getLangOpts()); next && next->is(tok::semi))
+    end = next->getEndLoc();
+  return end;
+}
+
+std::string section_call(const Section& s) {
+  const std::string access = std::string("dsm::lb::Access::") + name(s.access);
+  if (s.whole) return "dsm::lb::whole_array(" + s.base + ", " + access + ")";
+  return "dsm::lb::section(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " + s.hi.text + ")";
+}
+
+}  // namespace
+
+void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, const std::string& file) {
+  const SourceManager& sm = rw.getSourceMgr();
+  const std::string n = std::to_string(index);
+  const std::string site = "dsm_site_" + n, acc = "dsm_acc_" + n, r = "dsm_r_" + n;
+  const std::string ind(sm.getSpellingColumnNumber(loop.stmt->getBeginLoc()) - 1, ' ');
+
+  std::string pro = "{ static dsm::lb::Site " + site + "(" + quoted(basename(file) + ":" + std::to_string(loop.line)) + ");\n";
+  std::string sections = "std::span<const dsm::lb::Section>()";
+  if (!loop.sections.empty()) {
+    pro += ind + "  const dsm::lb::Section " + acc + "[] = {";
+    for (size_t k = 0; k < loop.sections.size(); ++k)
+      pro += "\n" + ind + "      " + section_call(loop.sections[k]) + (k + 1 < loop.sections.size() ? "," : "};\n");
+    sections = acc;
+  }
+  pro += ind + "  for (const dsm::lb::Range& " + r + " : dsm::lb::redistribute(" + site + ", " + loop.lb + ", " +
+         loop.ub + ", " + loop.step + ", " + sections + "))\n";
+  pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.hash) + 1) + " " + quoted(file);
+  rw.ReplaceText(CharSourceRange::getCharRange(mark.hash, mark.end), pro);
+
+  auto part = [&](const std::string& field) {
+    return loop.var_unsigned ? "static_cast<" + loop.var_type + ">(" + r + "." + field + ")" : r + "." + field;
+  };
+  replace_keeping_lines(rw, loop.init, part("lb"));
+  replace_keeping_lines(rw, loop.cond, loop.var + " < " + part("ub"));
+  replace_keeping_lines(rw, loop.inc, loop.var + " += " + part("step"));
+  rw.InsertTextAfter(after_statement(loop.stmt, rw), " }");
+}
+
+std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm) {
+  const FileID main = rw.getSourceMgr().getMainFileID();
+  std::string head = "#include <dsm/balancer.hpp>\n";
+  if (needs_algorithm) head += "#include <algorithm>\n";
+  head += "#line 1 " + quoted(file) + "\n";
+  const RewriteBuffer* buf = rw.getRewriteBufferFor(main);
+  if (!buf) return head + rw.getSourceMgr().getBufferData(main).str();
+  return head + std::string(buf->begin(), buf->end());
+}
+
+}  // namespace dsmpass

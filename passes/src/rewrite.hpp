@@ -1,0 +1,22 @@
+// Source-to-source rewriting of analyzed loops into redistribute() calls.
+//
+// Only the pragma line and the three parts of the loop header change; the body keeps its
+// text, and `#line` directives keep every line number of the user's file.
+#pragma once
+
+#include "loop.hpp"
+#include "pragma.hpp"
+
+#include <clang/Rewrite/Core/Rewriter.h>
+
+#include <string>
+
+namespace dsmpass {
+
+// Rewrites one marked loop; `index` makes the generated names unique in the file.
+void rewrite_loop(clang::Rewriter& rw, const Mark& mark, const Loop& loop, int index, const std::string& file);
+
+// The rewritten main file: the runtime header first, then the edited text.
+std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm);
+
+}  // namespace dsmpass
