@@ -1,0 +1,703 @@
+#include "transport.hpp"
+
+#include <poll.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "signal.hpp"
+#include "wire.hpp"
+
+namespace dsm::net {
+
+namespace {
+
+namespace bip = boost::interprocess;
+using clock_type = std::chrono::steady_clock;
+
+// Messages up to this size (header included) travel in one eager send into a posted
+// buffer; larger payloads follow their header as a tagged zero-copy send.
+constexpr std::size_t eager_limit = 64 << 10;
+constexpr int rx_buffers = 32;
+constexpr int tx_buffers = 64;
+constexpr auto idle_spin = std::chrono::microseconds(50);
+constexpr long idle_sleep_ns = 200'000'000;   // nothing in flight: sleep until woken
+constexpr long busy_sleep_ns = 50'000;        // transfers in flight that need our progress
+constexpr std::uint64_t seq_mask = (std::uint64_t{1} << 40) - 1;
+constexpr std::uint64_t max_reorder = 1 << 20;
+
+[[noreturn]] void fail(const char* what, int rc) {
+  throw std::runtime_error(std::string("dsm: libfabric ") + what + ": " + fi_strerror(-rc));
+}
+void check(const char* what, int rc) {
+  if (rc != 0) fail(what, rc);
+}
+struct FidCloser {
+  void operator()(fid* f) const { fi_close(f); }
+};
+template <class T>
+struct Fid {
+  T* p = nullptr;
+  std::unique_ptr<fid, FidCloser> owner;
+  void reset(T* q) {
+    p = q;
+    owner.reset(&q->fid);
+  }
+};
+struct InfoFree {
+  void operator()(fi_info* i) const { fi_freeinfo(i); }
+};
+
+std::uint64_t large_tag(std::uint32_t src, std::uint64_t seq) {
+  return (std::uint64_t{src} << 40) | (seq & seq_mask);
+}
+
+// Doorbell of one rank in a per-job shared-memory segment (shm provider only): the shm
+// provider has no wait fd, so senders wake a sleeping receiver with a futex.
+struct alignas(64) Bell {
+  std::atomic<std::uint32_t> ring{0};
+  std::atomic<std::uint32_t> sleeping{0};
+};
+
+// libinfinipath (loaded with libfabric for the psm provider) installs crash handlers at load
+// time that print a backtrace and exit(1): a crash must stay a crash, so dsmrun reports the
+// signal and the DSM runtime's SIGSEGV handler chains to the default action.
+bool drop_foreign_crash_handlers() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+    struct sigaction sa{};
+    sigaction(sig, nullptr, &sa);
+    Dl_info where{};
+    const void* fn = (sa.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(sa.sa_sigaction)
+                                                 : reinterpret_cast<void*>(sa.sa_handler);
+    if (fn && dladdr(fn, &where) && where.dli_fname && std::strstr(where.dli_fname, "libinfinipath"))
+      signal(sig, SIG_DFL);
+  }
+  return true;
+}
+[[maybe_unused]] const bool crash_handlers_dropped = drop_foreign_crash_handlers();
+
+}  // namespace
+
+namespace {
+// The transport whose service thread this is (a handler's sends must not wait for it).
+thread_local const Transport::Impl* serving = nullptr;
+}  // namespace
+
+// Context of every posted operation; a completion names it.
+struct Op {
+  enum Kind { rx_eager, tx_eager, tx_large_wait, tx_large_owned, rx_large } kind;
+  int index = -1;                  // buffer index for eager ops
+  std::atomic<bool> done{false};   // tx_large_wait
+  std::unique_ptr<std::byte[]> owned;
+  std::size_t len = 0;             // completed length (rx)
+  std::uint32_t src = 0;           // rx_large
+  std::uint64_t seq = 0;           // rx_large
+};
+
+struct Transport::Impl {
+  struct Completion {
+    Op* op;
+    std::size_t len;
+    bool error;
+  };
+  struct Pending {  // a message that must wait for an earlier one from the same source
+    std::uint16_t type;
+    std::vector<std::byte> eager;
+    std::unique_ptr<Op> large;  // payload in large->owned, complete when large->done
+  };
+  struct Source {
+    std::uint64_t next = 0;
+    std::map<std::uint64_t, Pending> stash;
+  };
+
+  JobEnv env;
+  std::string prov;
+  std::uint64_t token = 0;
+  bool bell_mode = false;
+
+  // Buffers and contexts outlive the endpoint (declared first, destroyed last).
+  std::vector<std::byte> rx_pool, tx_pool;
+  std::vector<Op> rx_ops{static_cast<std::size_t>(rx_buffers)};
+  std::vector<Op> tx_ops{static_cast<std::size_t>(tx_buffers)};
+  std::mutex owned_mu;
+  std::map<Op*, std::unique_ptr<Op>> owned_ops;
+  std::unique_ptr<bip::mapped_region> bells_region;
+  Bell* bells = nullptr;
+  int event_fd = -1;
+  int cq_fd = -1;
+
+  std::unique_ptr<fi_info, InfoFree> info;
+  Fid<fid_fabric> fabric;
+  Fid<fid_domain> domain;
+  Fid<fid_av> av;
+  Fid<fid_cq> cq;
+  Fid<fid_ep> ep;
+  std::vector<fi_addr_t> peers;
+  std::size_t inject_size = 0;
+
+  std::mutex tx_mu;  // sequence numbers and the order of posts
+  std::vector<std::uint64_t> next_seq;
+  std::mutex pool_mu;
+  std::vector<int> free_tx;
+  std::mutex cq_mu;
+  std::mutex ready_mu;
+  std::deque<Completion> ready;
+  std::mutex self_mu;
+  std::deque<std::pair<std::uint16_t, std::vector<std::byte>>> self_queue;
+  std::atomic<int> in_flight{0};  // operations whose completion needs our progress
+
+  std::vector<Source> sources;
+  Handler handler;
+  std::thread service;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> msgs_sent{0}, bytes_sent{0}, msgs_received{0}, bytes_received{0},
+      rejected{0};
+
+  Impl(const JobEnv& e, Bootstrap& boot);
+  ~Impl();
+  void open_endpoint();
+  void open_bells();
+  void post_rx(int i);
+  std::size_t progress();
+  void backoff(int& round);
+  void wake(int dest);
+  void block(long timeout_ns);
+  void serve();
+  bool drain_ready();
+  bool drain_self();
+  void on_eager(Op& op, std::size_t len);
+  void on_large_done(Op& op, std::size_t len);
+  void deliver_in_order(std::uint32_t src);
+  void dispatch(int src, std::uint16_t type, std::span<const std::byte> payload);
+  void reject(const std::string& why);
+  void send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts);
+  void post_eager(int dest, std::span<const std::byte> msg);
+};
+
+Transport::Impl::Impl(const JobEnv& e, Bootstrap& boot) : env(e) {
+  prov = env.provider.empty() ? "shm" : env.provider;
+  if (prov != "shm" && prov != "tcp") throw std::runtime_error("dsm: unknown provider '" + prov + "'");
+  token = token_digest(env.token);
+  bell_mode = prov == "shm";
+  rx_pool.resize(rx_buffers * eager_limit);
+  tx_pool.resize(tx_buffers * eager_limit);
+  for (int i = 0; i < tx_buffers; ++i) {
+    tx_ops[i].kind = Op::tx_eager;
+    tx_ops[i].index = i;
+    free_tx.push_back(i);
+  }
+  event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd < 0) throw std::runtime_error("dsm: eventfd failed");
+  open_endpoint();
+  if (bell_mode) open_bells();
+  for (int i = 0; i < rx_buffers; ++i) {
+    rx_ops[i].kind = Op::rx_eager;
+    rx_ops[i].index = i;
+    post_rx(i);
+  }
+
+  std::vector<std::byte> name(256);
+  std::size_t len = name.size();
+  check("fi_getname", fi_getname(&ep.p->fid, name.data(), &len));
+  name.resize(len);
+  const auto names = boot.allgather(name);
+  peers.resize(env.size);
+  for (int r = 0; r < env.size; ++r)
+    if (fi_av_insert(av.p, names[r].data(), 1, &peers[r], 0, nullptr) != 1)
+      throw std::runtime_error("dsm: fi_av_insert failed for rank " + std::to_string(r));
+  if (bell_mode && env.rank == 0) bip::shared_memory_object::remove(("dsm-bell-" + env.token).c_str());
+  next_seq.assign(env.size, 0);
+  sources.resize(env.size);
+}
+
+void Transport::Impl::open_endpoint() {
+  std::unique_ptr<fi_info, InfoFree> hints(fi_allocinfo());
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_TAGGED;
+  hints->mode = 0;
+  hints->domain_attr->mr_mode = 0;
+  hints->domain_attr->threading = FI_THREAD_SAFE;
+  hints->tx_attr->msg_order = FI_ORDER_SAS;
+  hints->rx_attr->msg_order = FI_ORDER_SAS;
+  hints->fabric_attr->prov_name = strdup(prov == "shm" ? "shm" : "tcp;ofi_rxm");
+  fi_info* got = nullptr;
+  if (int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &got); rc != 0)
+    throw std::runtime_error("dsm: libfabric provider " + prov + " unavailable: " + fi_strerror(-rc));
+  info.reset(got);
+  inject_size = info->tx_attr->inject_size;
+
+  fid_fabric* f;
+  check("fi_fabric", fi_fabric(info->fabric_attr, &f, nullptr));
+  fabric.reset(f);
+  fid_domain* d;
+  check("fi_domain", fi_domain(fabric.p, info.get(), &d, nullptr));
+  domain.reset(d);
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  av_attr.count = static_cast<std::size_t>(env.size);
+  fid_av* a;
+  check("fi_av_open", fi_av_open(domain.p, &av_attr, &a, nullptr));
+  av.reset(a);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.size = 1024;
+  cq_attr.wait_obj = bell_mode ? FI_WAIT_NONE : FI_WAIT_FD;
+  fid_cq* c;
+  check("fi_cq_open", fi_cq_open(domain.p, &cq_attr, &c, nullptr));
+  cq.reset(c);
+  if (!bell_mode) check("fi_control(FI_GETWAIT)", fi_control(&cq.p->fid, FI_GETWAIT, &cq_fd));
+  fid_ep* e;
+  check("fi_endpoint", fi_endpoint(domain.p, info.get(), &e, nullptr));
+  ep.reset(e);
+  check("fi_ep_bind(av)", fi_ep_bind(ep.p, &av.p->fid, 0));
+  check("fi_ep_bind(cq)", fi_ep_bind(ep.p, &cq.p->fid, FI_TRANSMIT | FI_RECV));
+  check("fi_enable", fi_enable(ep.p));
+}
+
+void Transport::Impl::open_bells() {
+  // Every rank of a shm job is on this host; the segment name comes from the job token and
+  // is removed by rank 0 once every rank has mapped it (after the address exchange).
+  const std::string name = "dsm-bell-" + (env.under_dsmrun ? env.token : std::to_string(getpid()));
+  bip::shared_memory_object shm(bip::open_or_create, name.c_str(), bip::read_write);
+  shm.truncate(static_cast<bip::offset_t>(sizeof(Bell) * env.size));
+  bells_region = std::make_unique<bip::mapped_region>(shm, bip::read_write);
+  bells = static_cast<Bell*>(bells_region->get_address());
+  if (!env.under_dsmrun) bip::shared_memory_object::remove(name.c_str());
+}
+
+Transport::Impl::~Impl() {
+  stop = true;
+  if (service.joinable()) {
+    wake(env.rank);
+    service.join();
+  }
+  // Let sends still in flight finish, so peers get what we sent before we leave.
+  const auto deadline = clock_type::now() + std::chrono::seconds(2);
+  int round = 0;
+  while (clock_type::now() < deadline) {
+    {
+      std::lock_guard lock(pool_mu);
+      std::lock_guard lock2(owned_mu);
+      if (free_tx.size() == static_cast<std::size_t>(tx_buffers) && owned_ops.empty()) break;
+    }
+    progress();
+    backoff(round);
+  }
+  ep.owner.reset();  // cancels posted receives before the buffers go
+  if (event_fd >= 0) close(event_fd);
+}
+
+void Transport::Impl::post_rx(int i) {
+  int round = 0;
+  for (;;) {
+    const ssize_t rc = fi_recv(ep.p, rx_pool.data() + i * eager_limit, eager_limit, nullptr,
+                               FI_ADDR_UNSPEC, &rx_ops[i]);
+    if (rc == 0) return;
+    if (rc != -FI_EAGAIN) fail("fi_recv", static_cast<int>(rc));
+    progress();
+    backoff(round);
+  }
+}
+
+// Reads completions (either thread may); transmit completions are finished here, receive
+// completions queue for the service thread.
+std::size_t Transport::Impl::progress() {
+  std::lock_guard lock(cq_mu);
+  fi_cq_msg_entry entries[16];
+  const ssize_t n = fi_cq_read(cq.p, entries, 16);
+  std::vector<Completion> done;
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq.p, &err, 0) == 1 && err.op_context) {
+      if (err.err != FI_ECANCELED)
+        std::fprintf(stderr, "dsm: rank %d: transfer failed: %s\n", env.rank,
+                     fi_cq_strerror(cq.p, err.prov_errno, err.err_data, nullptr, 0));
+      done.push_back({static_cast<Op*>(err.op_context), 0, true});
+    }
+  } else if (n < 0 && n != -FI_EAGAIN) {
+    fail("fi_cq_read", static_cast<int>(n));
+  }
+  for (ssize_t i = 0; i < n; ++i) done.push_back({static_cast<Op*>(entries[i].op_context), entries[i].len, false});
+  bool queued = false;
+  for (const Completion& c : done) {
+    switch (c.op->kind) {
+      case Op::tx_eager: {
+        std::lock_guard pl(pool_mu);
+        free_tx.push_back(c.op->index);
+        break;
+      }
+      case Op::tx_large_wait:
+        in_flight.fetch_sub(1);
+        c.op->done.store(true, std::memory_order_release);
+        break;
+      case Op::tx_large_owned: {
+        in_flight.fetch_sub(1);
+        std::lock_guard ol(owned_mu);
+        owned_ops.erase(c.op);
+        break;
+      }
+      case Op::rx_eager:
+      case Op::rx_large: {
+        std::lock_guard rl(ready_mu);
+        ready.push_back(c);
+        queued = true;
+        break;
+      }
+    }
+  }
+  if (queued && serving != this) wake(env.rank);
+  return done.size();
+}
+
+// A caller that must wait for the provider spins a little, then yields, then naps.
+void Transport::Impl::backoff(int& round) {
+  ++round;
+  if (round < 50) return;
+  if (round < 200) {
+    sched_yield();
+    return;
+  }
+  timespec ts{0, 20'000};
+  nanosleep(&ts, nullptr);
+}
+
+void Transport::Impl::wake(int dest) {
+  if (bell_mode) {
+    Bell& b = bells[dest];
+    b.ring.fetch_add(1, std::memory_order_seq_cst);
+    if (b.sleeping.load(std::memory_order_seq_cst)) futex_wake_all(b.ring, true);
+  } else if (dest == env.rank) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = write(event_fd, &one, sizeof one);
+  }
+}
+
+void Transport::Impl::block(long timeout_ns) {
+  auto has_work = [&] {
+    std::scoped_lock lock(ready_mu, self_mu);
+    return !ready.empty() || !self_queue.empty() || stop.load();
+  };
+  if (bell_mode) {
+    Bell& b = bells[env.rank];
+    b.sleeping.store(1, std::memory_order_seq_cst);
+    const std::uint32_t ring = b.ring.load(std::memory_order_seq_cst);
+    if (progress() == 0 && !has_work()) futex_wait(b.ring, ring, timeout_ns, true);
+    b.sleeping.store(0, std::memory_order_seq_cst);
+    return;
+  }
+  fid* fids[] = {&cq.p->fid};
+  if (fi_trywait(fabric.p, fids, 1) != FI_SUCCESS || has_work()) return;
+  pollfd fds[] = {{cq_fd, POLLIN, 0}, {event_fd, POLLIN, 0}};
+  const timespec ts{0, timeout_ns};
+  if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[1].revents & POLLIN)) {
+    std::uint64_t v;
+    [[maybe_unused]] ssize_t r = read(event_fd, &v, sizeof v);
+  }
+}
+
+void Transport::Impl::serve() {
+  serving = this;
+  auto last_work = clock_type::now();
+  while (!stop.load(std::memory_order_relaxed)) {
+    const bool worked = progress() > 0;
+    const bool delivered = drain_ready() | drain_self();
+    if (worked || delivered) {
+      last_work = clock_type::now();
+      continue;
+    }
+    if (clock_type::now() - last_work < idle_spin) continue;
+    block(in_flight.load() > 0 ? busy_sleep_ns : idle_sleep_ns);
+    last_work = clock_type::now() - idle_spin;  // after a sleep, check once and sleep again
+  }
+}
+
+bool Transport::Impl::drain_ready() {
+  bool any = false;
+  for (;;) {
+    Completion c;
+    {
+      std::lock_guard lock(ready_mu);
+      if (ready.empty()) return any;
+      c = ready.front();
+      ready.pop_front();
+    }
+    any = true;
+    if (c.op->kind == Op::rx_eager) {
+      if (c.error) reject("receive error");
+      else on_eager(*c.op, c.len);
+      post_rx(c.op->index);
+    } else {
+      in_flight.fetch_sub(1);
+      on_large_done(*c.op, c.error ? SIZE_MAX : c.len);
+    }
+  }
+}
+
+bool Transport::Impl::drain_self() {
+  bool any = false;
+  for (;;) {
+    std::pair<std::uint16_t, std::vector<std::byte>> m;
+    {
+      std::lock_guard lock(self_mu);
+      if (self_queue.empty()) return any;
+      m = std::move(self_queue.front());
+      self_queue.pop_front();
+    }
+    any = true;
+    dispatch(env.rank, m.first, m.second);
+  }
+}
+
+void Transport::Impl::reject(const std::string& why) {
+  rejected.fetch_add(1);
+  std::fprintf(stderr, "dsm: rank %d dropped a message: %s\n", env.rank, why.c_str());
+}
+
+void Transport::Impl::on_eager(Op& op, std::size_t len) {
+  const std::span<const std::byte> msg(rx_pool.data() + op.index * eager_limit, len);
+  const Decoded d = decode(msg, token, static_cast<std::uint32_t>(env.size));
+  if (d.error != WireError::none) return reject(std::string(to_string(d.error)));
+  const Header& h = d.header;
+  Source& s = sources[h.src];
+  const std::string from = " (from rank " + std::to_string(h.src) + ", seq " + std::to_string(h.seq) + ")";
+  if (h.seq < s.next || h.seq > s.next + max_reorder || s.stash.count(h.seq))
+    return reject("out of sequence" + from);
+  const auto payload = msg.subspan(header_size);
+  if (!(h.flags & flag_large)) {
+    if (h.seq == s.next && s.stash.empty()) {
+      ++s.next;
+      return dispatch(static_cast<int>(h.src), h.type, payload);
+    }
+    s.stash.emplace(h.seq, Pending{h.type, {payload.begin(), payload.end()}, nullptr});
+    return deliver_in_order(h.src);
+  }
+  auto large = std::make_unique<Op>();
+  large->kind = Op::rx_large;
+  large->src = h.src;
+  large->seq = h.seq;
+  large->len = h.length;
+  large->owned = std::make_unique_for_overwrite<std::byte[]>(h.length);
+  in_flight.fetch_add(1);
+  int round = 0;
+  for (;;) {
+    const ssize_t rc = fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC,
+                                large_tag(h.src, h.seq), 0, large.get());
+    if (rc == 0) break;
+    if (rc != -FI_EAGAIN) fail("fi_trecv", static_cast<int>(rc));
+    progress();
+    backoff(round);
+  }
+  s.stash.emplace(h.seq, Pending{h.type, {}, std::move(large)});
+}
+
+void Transport::Impl::on_large_done(Op& op, std::size_t len) {
+  Source& s = sources[op.src];
+  auto it = s.stash.find(op.seq);
+  if (it == s.stash.end()) return;
+  if (len != op.len) {
+    // The payload never arrived whole: the pair's order cannot be kept beyond this point.
+    reject("large payload of " + std::to_string(op.len) + " bytes arrived as " +
+           std::to_string(len == SIZE_MAX ? 0 : len) + " (from rank " + std::to_string(op.src) + ")");
+    s.stash.erase(it);
+    if (s.next == op.seq) ++s.next;
+  } else {
+    op.done.store(true);
+  }
+  deliver_in_order(op.src);
+}
+
+void Transport::Impl::deliver_in_order(std::uint32_t src) {
+  Source& s = sources[src];
+  while (!s.stash.empty() && s.stash.begin()->first == s.next) {
+    Pending& p = s.stash.begin()->second;
+    if (p.large && !p.large->done.load()) return;
+    auto node = s.stash.extract(s.stash.begin());
+    ++s.next;
+    Pending& m = node.mapped();
+    if (m.large) dispatch(static_cast<int>(src), m.type, {m.large->owned.get(), m.large->len});
+    else dispatch(static_cast<int>(src), m.type, m.eager);
+  }
+}
+
+void Transport::Impl::dispatch(int src, std::uint16_t type, std::span<const std::byte> payload) {
+  msgs_received.fetch_add(1, std::memory_order_relaxed);
+  bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
+  handler(src, type, payload);
+}
+
+// Posts one eager message (header + payload, <= eager_limit) under tx_mu.
+void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
+  int round = 0;
+  if (msg.size() <= inject_size) {
+    for (;;) {
+      const ssize_t rc = fi_inject(ep.p, msg.data(), msg.size(), peers[dest]);
+      if (rc == 0) return;
+      if (rc != -FI_EAGAIN) fail("fi_inject", static_cast<int>(rc));
+      progress();
+      backoff(round);
+    }
+  }
+  int slot = -1;
+  while (slot < 0) {
+    {
+      std::lock_guard lock(pool_mu);
+      if (!free_tx.empty()) {
+        slot = free_tx.back();
+        free_tx.pop_back();
+        break;
+      }
+    }
+    progress();
+    backoff(round);
+  }
+  std::byte* buf = tx_pool.data() + slot * eager_limit;
+  std::memcpy(buf, msg.data(), msg.size());
+  for (;;) {
+    const ssize_t rc = fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]);
+    if (rc == 0) return;
+    if (rc != -FI_EAGAIN) fail("fi_send", static_cast<int>(rc));
+    progress();
+    backoff(round);
+  }
+}
+
+void Transport::Impl::send(int dest, std::uint16_t type,
+                           std::span<const std::span<const std::byte>> parts) {
+  if (dest < 0 || dest >= env.size)
+    throw std::invalid_argument("dsm: send to rank " + std::to_string(dest) + " of " + std::to_string(env.size));
+  std::size_t total = 0;
+  for (auto p : parts) total += p.size();
+  if (total > max_payload) throw std::invalid_argument("dsm: message larger than 4 GiB");
+  msgs_sent.fetch_add(1, std::memory_order_relaxed);
+  bytes_sent.fetch_add(total, std::memory_order_relaxed);
+  if (dest == env.rank) {
+    std::vector<std::byte> copy;
+    copy.reserve(total);
+    for (auto p : parts) copy.insert(copy.end(), p.begin(), p.end());
+    {
+      std::lock_guard lock(self_mu);
+      self_queue.emplace_back(type, std::move(copy));
+    }
+    if (serving != this) wake(env.rank);
+    return;
+  }
+  Header h;
+  h.type = type;
+  h.src = static_cast<std::uint32_t>(env.rank);
+  h.length = total;
+  h.token = token;
+  const bool large = header_size + total > eager_limit;
+  if (large) h.flags = flag_large;
+  const bool on_service = serving == this;
+  Op wait_op;
+  wait_op.kind = Op::tx_large_wait;
+  Op* wait_for = nullptr;
+  {
+    std::lock_guard lock(tx_mu);
+    h.seq = next_seq[dest]++;
+    if (!large) {
+      std::byte msg[eager_limit];
+      encode(h, std::span<std::byte, header_size>(msg, header_size));
+      std::size_t at = header_size;
+      for (auto p : parts) {
+        if (!p.empty()) std::memcpy(msg + at, p.data(), p.size());
+        at += p.size();
+      }
+      post_eager(dest, {msg, at});
+    } else {
+      std::byte head[header_size];
+      encode(h, head);
+      post_eager(dest, head);
+      // The service thread cannot wait for its own progress: it sends a private copy.
+      Op* op = &wait_op;
+      std::vector<iovec> iov;
+      for (auto p : parts)
+        if (!p.empty()) iov.push_back({const_cast<std::byte*>(p.data()), p.size()});
+      if (on_service || iov.size() > info->tx_attr->iov_limit) {
+        auto owned = std::make_unique<Op>();
+        owned->kind = on_service ? Op::tx_large_owned : Op::tx_large_wait;
+        owned->owned = std::make_unique_for_overwrite<std::byte[]>(total);
+        std::size_t at = 0;
+        for (auto& v : iov) {
+          std::memcpy(owned->owned.get() + at, v.iov_base, v.iov_len);
+          at += v.iov_len;
+        }
+        iov.assign(1, {owned->owned.get(), total});
+        op = owned.get();
+        std::lock_guard ol(owned_mu);
+        owned_ops.emplace(op, std::move(owned));
+      }
+      in_flight.fetch_add(1);
+      int round = 0;
+      for (;;) {
+        const ssize_t rc = fi_tsendv(ep.p, iov.data(), nullptr, iov.size(), peers[dest],
+                                     large_tag(h.src, h.seq), op);
+        if (rc == 0) break;
+        if (rc != -FI_EAGAIN) fail("fi_tsendv", static_cast<int>(rc));
+        progress();
+        backoff(round);
+      }
+      if (!on_service) wait_for = op;
+    }
+  }
+  wake(dest);
+  if (!wait_for) return;
+  int round = 0;
+  while (!wait_for->done.load(std::memory_order_acquire)) {
+    progress();
+    backoff(round);
+  }
+  if (wait_for != &wait_op) {
+    std::lock_guard ol(owned_mu);
+    owned_ops.erase(wait_for);
+  }
+}
+
+Transport::Transport(const JobEnv& env, Bootstrap& boot) : impl_(std::make_unique<Impl>(env, boot)) {}
+Transport::~Transport() = default;
+int Transport::rank() const { return impl_->env.rank; }
+int Transport::size() const { return impl_->env.size; }
+std::string Transport::provider() const { return impl_->prov; }
+
+void Transport::send(int dest, std::uint16_t type, std::span<const std::byte> payload) {
+  const std::span<const std::byte> parts[] = {payload};
+  impl_->send(dest, type, parts);
+}
+void Transport::sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts) {
+  impl_->send(dest, type, parts);
+}
+
+void Transport::start(Handler handler) {
+  if (impl_->service.joinable()) throw std::logic_error("dsm: Transport::start called twice");
+  impl_->handler = std::move(handler);
+  impl_->service = std::thread([this] { impl_->serve(); });
+}
+
+Transport::Counters Transport::counters() const {
+  return {impl_->msgs_sent.load(), impl_->bytes_sent.load(), impl_->msgs_received.load(),
+          impl_->bytes_received.load(), impl_->rejected.load()};
+}
+
+}  // namespace dsm::net

@@ -1,0 +1,54 @@
+// Message layer on libfabric reliable-datagram endpoints (providers shm and tcp;ofi_rxm).
+// Typed messages with a checked wire header (wire.hpp), FIFO per pair of ranks, any size;
+// a service thread receives and dispatches while the application computes, and sleeps
+// (futex doorbell for shm, completion-queue fd for tcp) after a short spin when idle.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "bootstrap.hpp"
+#include "job_env.hpp"
+
+namespace dsm::net {
+
+class Transport {
+ public:
+  // Opens an FI_EP_RDM endpoint on env.provider ("shm" or "tcp"; "" = shm) and exchanges
+  // addresses through the bootstrap (collective). Throws std::runtime_error on failure.
+  Transport(const JobEnv&, Bootstrap&);
+  ~Transport();  // stops the service thread, closes every fid
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int rank() const;
+  int size() const;
+  std::string provider() const;  // "shm" or "tcp"
+
+  // Thread-safe. Returns when the caller's buffers may be reused. dest == rank() works
+  // (delivered through the service thread).
+  void send(int dest, std::uint16_t type, std::span<const std::byte> payload);
+  void sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts);
+
+  using Handler = std::function<void(int src, std::uint16_t type, std::span<const std::byte> payload)>;
+  // Starts the service thread: handler runs on it for every valid message, per source in
+  // the order sent; payload valid only during the call; it may send. Messages that arrived
+  // earlier are delivered first. Invalid messages are dropped, counted and logged.
+  void start(Handler handler);
+
+  struct Counters {
+    std::uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received, rejected;
+  };
+  Counters counters() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dsm::net

@@ -1,0 +1,491 @@
+// dsmrun: starts the ranks of a DSM job (local fork, remote through a launch command), runs
+// the rendezvous where they exchange addresses (authenticated by a per-job random token),
+// watches them, stops the whole job when one fails, and prints statistics.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bootstrap.hpp"
+
+namespace {
+
+using namespace dsm::net;
+using clock_type = std::chrono::steady_clock;
+
+struct Options {
+  int n = 1;
+  std::vector<std::string> hosts;
+  std::string hostfile;
+  std::string launch = "ssh {host}";
+  std::string provider = "auto";
+  bool bind = false;
+  double timeout = 0;
+  double join_timeout = 60;
+  bool stats = false;
+  std::string stats_json;
+  std::string lb;
+  std::vector<std::string> env;
+  std::vector<std::string> command;
+};
+
+struct Rank {
+  std::string host;
+  bool local = true;
+  pid_t pid = -1;
+  bool running = false;
+  int status = 0;
+  int conn = -1;
+  bool joined = false;
+  bool finalized = false;
+  std::string stats;
+  std::deque<std::vector<std::byte>> gathers;
+};
+
+int signal_pipe[2];
+void on_signal(int sig) {
+  const char c = static_cast<char>(sig);
+  [[maybe_unused]] ssize_t w = write(signal_pipe[1], &c, 1);
+}
+
+std::string random_token() {
+  unsigned char bytes[16];
+  if (getrandom(bytes, sizeof bytes, 0) != sizeof bytes) {
+    std::perror("dsmrun: getrandom");
+    std::exit(1);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) {
+    static const char digits[] = "0123456789abcdef";
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  return hex;
+}
+
+bool same_token(std::string_view a, std::string_view b) {  // constant time
+  unsigned diff = a.size() != b.size();
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+bool is_local_host(const std::string& h) {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return h == "localhost" || h.rfind("127.", 0) == 0 || h == name;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+class Job {
+ public:
+  Job(Options o) : opt_(std::move(o)), token_(random_token()) {}
+  int run();
+
+ private:
+  void assign_hosts();
+  void open_rendezvous();
+  void spawn(int r);
+  void accept_conn();
+  void on_frame(int r, const Frame& f);
+  bool hello(int fd);
+  void reap();
+  void fail(int code);
+  void kill_all(int sig);
+  void print_stats() const;
+
+  Options opt_;
+  std::string token_;
+  std::vector<Rank> ranks_;
+  int listen_fd_ = -1;
+  std::string rendezvous_;
+  std::string provider_;
+  std::vector<std::pair<int, clock_type::time_point>> pending_;  // connections before hello
+  int exit_code_ = 0;
+  bool stopping_ = false;
+  clock_type::time_point stop_since_;
+  bool killed_hard_ = false;
+};
+
+void Job::assign_hosts() {
+  std::vector<std::string> hosts = opt_.hosts;
+  if (!opt_.hostfile.empty()) {
+    std::ifstream in(opt_.hostfile);
+    if (!in) throw std::runtime_error("cannot read hostfile " + opt_.hostfile);
+    for (std::string line; std::getline(in, line);) {
+      auto words = split_words(line.substr(0, line.find('#')));
+      if (!words.empty()) hosts.push_back(words[0]);
+    }
+    if (hosts.empty()) throw std::runtime_error("hostfile " + opt_.hostfile + " names no host");
+  }
+  // Hook: inside a Slurm allocation (SLURM_JOB_ID set, no --hosts) the hosts would come
+  // from SLURM_JOB_NODELIST and the launch command would be srun; not done yet.
+  if (hosts.empty()) hosts.push_back("localhost");
+  ranks_.resize(opt_.n);
+  bool all_local = true;
+  for (int r = 0; r < opt_.n; ++r) {
+    ranks_[r].host = hosts[r % hosts.size()];
+    ranks_[r].local = is_local_host(ranks_[r].host);
+    all_local &= ranks_[r].local;
+  }
+  provider_ = opt_.provider == "auto" ? (all_local ? "shm" : "tcp") : opt_.provider;
+  if (provider_ == "shm" && !all_local)
+    throw std::runtime_error("--provider shm needs every rank on this host");
+}
+
+void Job::open_rendezvous() {
+  const bool all_local = provider_ == "shm" ||
+                         std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.local; });
+  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(all_local ? INADDR_LOOPBACK : INADDR_ANY);
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 128) != 0)
+    throw std::runtime_error(std::string("cannot open the rendezvous socket: ") + std::strerror(errno));
+  socklen_t len = sizeof addr;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  char name[256] = "127.0.0.1";
+  if (!all_local) gethostname(name, sizeof name - 1);
+  rendezvous_ = std::string(name) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+void Job::spawn(int r) {
+  Rank& rk = ranks_[r];
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"DSM_RANK", std::to_string(r)}, {"DSM_SIZE", std::to_string(opt_.n)},
+      {"DSM_RENDEZVOUS", rendezvous_}, {"DSM_TOKEN", token_}, {"DSM_PROVIDER", provider_}};
+  if (!opt_.lb.empty()) env.emplace_back("DSM_LB", opt_.lb);
+  if (opt_.stats) env.emplace_back("DSM_STATS", "1");
+  for (const auto& kv : opt_.env) {
+    const auto eq = kv.find('=');
+    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  std::vector<std::string> argv;
+  if (rk.local) {
+    argv = opt_.command;
+  } else {
+    char cwd[4096] = ".";
+    if (!getcwd(cwd, sizeof cwd)) std::strcpy(cwd, ".");
+    std::string remote = "cd " + shell_quote(cwd) + " && exec env";
+    for (const auto& [k, v] : env) remote += " " + k + "=" + shell_quote(v);
+    for (const auto& a : opt_.command) remote += " " + shell_quote(a);
+    for (auto w : split_words(opt_.launch)) {
+      if (auto at = w.find("{host}"); at != std::string::npos) w.replace(at, 6, rk.host);
+      argv.push_back(w);
+    }
+    argv.push_back(remote);
+  }
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    if (rk.local)
+      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (opt_.bind) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(r % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
+      sched_setaffinity(0, sizeof set, &set);
+    }
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execvp(cargv[0], cargv.data());
+    std::fprintf(stderr, "dsmrun: cannot run %s: %s\n", cargv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from here, so a kill right after fork reaches the group
+  rk.pid = pid;
+  rk.running = true;
+}
+
+bool Job::hello(int fd) {
+  auto f = read_frame(fd);
+  sockaddr_in peer{};
+  socklen_t len = sizeof peer;
+  getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len);
+  const std::string from = std::string(inet_ntoa(peer.sin_addr)) + ":" + std::to_string(ntohs(peer.sin_port));
+  std::uint32_t r = 0;
+  std::string why;
+  if (!f || f->kind != FrameKind::hello || f->payload.size() < 4) {
+    why = "no hello";
+  } else {
+    std::memcpy(&r, f->payload.data(), 4);
+    const std::string_view tok(reinterpret_cast<const char*>(f->payload.data()) + 4, f->payload.size() - 4);
+    if (!same_token(tok, token_)) why = "wrong token";
+    else if (r >= ranks_.size()) why = "rank " + std::to_string(r) + " out of range";
+    else if (ranks_[r].joined) why = "rank " + std::to_string(r) + " joined twice";
+  }
+  if (!why.empty()) {
+    std::fprintf(stderr, "dsmrun: refused a rendezvous connection from %s: %s\n", from.c_str(), why.c_str());
+    close(fd);
+    return false;
+  }
+  ranks_[r].conn = fd;
+  ranks_[r].joined = true;
+  return true;
+}
+
+void Job::on_frame(int r, const Frame& f) {
+  Rank& rk = ranks_[r];
+  if (f.kind == FrameKind::gather) {
+    rk.gathers.push_back(f.payload);
+    if (std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& x) { return !x.gathers.empty(); })) {
+      std::vector<std::vector<std::byte>> blobs;
+      for (auto& x : ranks_) {
+        blobs.push_back(std::move(x.gathers.front()));
+        x.gathers.pop_front();
+      }
+      const auto packed = pack_blobs(blobs);
+      for (auto& x : ranks_) write_frame(x.conn, FrameKind::gather_result, packed);
+    }
+  } else if (f.kind == FrameKind::finalized) {
+    rk.stats.assign(reinterpret_cast<const char*>(f.payload.data()), f.payload.size());
+    rk.finalized = true;
+    write_frame(rk.conn, FrameKind::finalized_ack, {});
+  } else {
+    std::fprintf(stderr, "dsmrun: rank %d sent an unknown frame %u\n", r, static_cast<unsigned>(f.kind));
+  }
+}
+
+void Job::kill_all(int sig) {
+  for (auto& rk : ranks_)
+    if (rk.running) kill(-rk.pid, sig);
+}
+
+void Job::fail(int code) {
+  if (stopping_) return;
+  stopping_ = true;
+  exit_code_ = code;
+  stop_since_ = clock_type::now();
+  kill_all(SIGTERM);
+}
+
+void Job::reap() {
+  for (;;) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      Rank& rk = ranks_[r];
+      if (rk.pid != pid) continue;
+      rk.running = false;
+      rk.status = status;
+      kill(-pid, SIGKILL);  // helpers the rank left behind in its group
+      if (stopping_) break;
+      // The rank's last frames may still be in the socket: read them first.
+      if (rk.conn >= 0) {
+        pollfd p{rk.conn, POLLIN, 0};
+        while (!rk.finalized && poll(&p, 1, 0) > 0) {
+          auto f = read_frame(rk.conn);
+          if (!f) break;
+          on_frame(r, *f);
+        }
+      }
+      if (WIFSIGNALED(status)) {
+        std::fprintf(stderr, "dsmrun: rank %d (pid %d) killed by signal %s\n", r, pid, sigabbrev_np(WTERMSIG(status)) ? (std::string("SIG") + sigabbrev_np(WTERMSIG(status))).c_str() : "?");
+        fail(128 + WTERMSIG(status));
+      } else if (WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited with status %d\n", r, pid, WEXITSTATUS(status));
+        fail(WEXITSTATUS(status));
+      } else if (!rk.finalized) {
+        std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited without dsm::finalize\n", r, pid);
+        fail(1);
+      }
+    }
+  }
+}
+
+int Job::run() {
+  assign_hosts();
+  open_rendezvous();
+  if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe failed");
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  const auto start = clock_type::now();
+  for (int r = 0; r < opt_.n; ++r) spawn(r);
+
+  auto seconds_since = [](clock_type::time_point t) {
+    return std::chrono::duration<double>(clock_type::now() - t).count();
+  };
+  while (std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; })) {
+    std::vector<pollfd> fds = {{signal_pipe[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (auto& [fd, t] : pending_) fds.push_back({fd, POLLIN, 0});
+    for (auto& rk : ranks_)
+      if (rk.conn >= 0) fds.push_back({rk.conn, POLLIN, 0});
+    poll(fds.data(), fds.size(), 100);
+
+    if (fds[0].revents & POLLIN) {
+      char sigs[64];
+      const ssize_t n = read(signal_pipe[0], sigs, sizeof sigs);
+      for (ssize_t i = 0; i < n; ++i)
+        if (sigs[i] != SIGCHLD && !stopping_) {
+          std::fprintf(stderr, "dsmrun: interrupted by signal %s; stopping all ranks\n", sigabbrev_np(sigs[i]));
+          fail(128 + sigs[i]);
+        }
+    }
+    reap();
+    if (fds[1].revents & POLLIN) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) pending_.emplace_back(fd, clock_type::now());
+    }
+    std::size_t at = 2;
+    std::vector<std::pair<int, clock_type::time_point>> still;
+    for (auto& [fd, t] : pending_) {
+      const pollfd& p = fds[at++];
+      if (p.revents) hello(fd);
+      else if (seconds_since(t) > 5) {
+        std::fprintf(stderr, "dsmrun: refused a rendezvous connection: no hello within 5 s\n");
+        close(fd);
+      } else still.emplace_back(fd, t);
+    }
+    pending_ = std::move(still);
+    for (int r = 0; r < opt_.n; ++r) {
+      Rank& rk = ranks_[r];
+      if (rk.conn < 0 || at >= fds.size() || fds[at].fd != rk.conn) continue;
+      const pollfd& p = fds[at++];
+      if (!p.revents) continue;
+      auto f = read_frame(rk.conn);
+      if (!f) {  // the rank closed its end; its exit status decides
+        close(rk.conn);
+        rk.conn = -1;
+        continue;
+      }
+      on_frame(r, *f);
+    }
+
+    if (!stopping_ && opt_.timeout > 0 && seconds_since(start) > opt_.timeout) {
+      std::fprintf(stderr, "dsmrun: job exceeded --timeout %g s; stopping all ranks\n", opt_.timeout);
+      fail(124);
+    }
+    if (!stopping_ && seconds_since(start) > opt_.join_timeout)
+      for (int r = 0; r < opt_.n && !stopping_; ++r)
+        if (!ranks_[r].joined) {
+          std::fprintf(stderr,
+                       "dsmrun: rank %d (pid %d) did not join the rendezvous within %g s "
+                       "(is it a DSM program?); stopping all ranks\n",
+                       r, ranks_[r].pid, opt_.join_timeout);
+          fail(1);
+        }
+    if (stopping_ && !killed_hard_ && seconds_since(stop_since_) > 2) {
+      kill_all(SIGKILL);
+      killed_hard_ = true;
+    }
+  }
+  for (auto& rk : ranks_)
+    if (rk.conn >= 0) close(rk.conn);
+  if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty())) print_stats();
+  return exit_code_;
+}
+
+void Job::print_stats() const {
+  namespace pt = boost::property_tree;
+  std::vector<std::string> names;
+  std::vector<std::map<std::string, std::string>> values(ranks_.size());
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    pt::ptree tree;
+    try {
+      std::istringstream in(ranks_[r].stats);
+      pt::read_json(in, tree);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dsmrun: rank %zu reported unreadable statistics: %s\n", r, e.what());
+      continue;
+    }
+    if (auto counters = tree.get_child_optional("counters"))
+      for (const auto& [name, v] : *counters) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        values[r][name] = v.data();
+      }
+  }
+  if (opt_.stats) {
+    std::printf("%-24s", "counter");
+    for (std::size_t r = 0; r < ranks_.size(); ++r) std::printf(" %14s", ("rank " + std::to_string(r)).c_str());
+    std::printf("\n");
+    for (const auto& name : names) {
+      std::printf("%-24s", name.c_str());
+      for (std::size_t r = 0; r < ranks_.size(); ++r) {
+        auto it = values[r].find(name);
+        std::printf(" %14s", it == values[r].end() ? "-" : it->second.c_str());
+      }
+      std::printf("\n");
+    }
+  }
+  if (!opt_.stats_json.empty()) {
+    std::ofstream out(opt_.stats_json);
+    out << "[";
+    for (std::size_t r = 0; r < ranks_.size(); ++r) out << (r ? ",\n" : "\n") << ranks_[r].stats;
+    out << "\n]\n";
+    if (!out) std::fprintf(stderr, "dsmrun: cannot write %s\n", opt_.stats_json.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"dsmrun: run a DSM program on N ranks (like mpirun)"};
+  app.add_option("-n,--np", opt.n, "number of ranks")->required()->check(CLI::Range(1, 4096));
+  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',');
+  app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
+  app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
+  app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
+  app.add_flag("--bind", opt.bind, "pin rank r to core r mod cores");
+  app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
+  app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
+  app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array");
+  app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB)");
+  app.add_option("--env", opt.env, "extra K=V for every rank")->check([](const std::string& s) {
+    return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
+  });
+  app.add_option("command", opt.command, "program and its arguments")->required();
+  app.prefix_command();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return Job(std::move(opt)).run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsmrun: %s\n", e.what());
+    return 1;
+  }
+}

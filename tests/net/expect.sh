@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# expect.sh RC SECONDS REGEX CMD...: runs CMD; passes when its exit status is RC (0) or
+# non-zero (RC=fail), it ended within SECONDS, its output matches REGEX (extended, may be
+# empty), and no process of the job is left behind.
+set -u
+want=$1 limit=$2 regex=$3
+shift 3
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# Every process of the job inherits this marker, so leftovers can be found in /proc.
+export DSM_EXPECT_MARKER="expect-$$-$RANDOM"
+start=$(date +%s%N)
+timeout -k 5 $((limit + 30)) "$@" >"$out" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+cat "$out"
+echo "expect: exit status $rc after $ms ms"
+ok=1
+if [ "$want" = fail ]; then [ $rc -ne 0 ] || { echo "expect: wanted a non-zero exit"; ok=0; }
+elif [ $rc -ne "$want" ]; then echo "expect: wanted exit status $want"; ok=0; fi
+if ((ms > limit * 1000)); then echo "expect: took longer than $limit s"; ok=0; fi
+if [ -n "$regex" ] && ! grep -Eq "$regex" "$out"; then echo "expect: output lacks /$regex/"; ok=0; fi
+sleep 0.3
+left=
+for pid in $(pgrep -f 'net_exerciser|dsmrun|sleep'); do
+  grep -qsa "DSM_EXPECT_MARKER=$DSM_EXPECT_MARKER" "/proc/$pid/environ" && left+=" $(ps -o pid=,args= -p "$pid")"
+done
+if [ -n "$left" ]; then echo "expect: processes left behind: $left"; ok=0; fi
+((ok)) && echo "expect: pass" || { echo "expect: FAIL"; exit 1; }

@@ -1,0 +1,216 @@
+// Test program for the message layer, run through dsmrun: one mode per behaviour under test.
+// Exits non-zero on any content, order or count mismatch.
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap.hpp"
+#include "job_env.hpp"
+#include "signal.hpp"
+#include "transport.hpp"
+
+using namespace dsm::net;
+
+namespace {
+
+std::byte pattern(int src, int dest, std::size_t size, std::size_t i) {
+  return static_cast<std::byte>((src * 131 + dest * 31 + size * 7 + i * 13) & 0xff);
+}
+
+std::vector<std::byte> make_payload(int src, int dest, std::size_t size) {
+  std::vector<std::byte> p(size);
+  for (std::size_t i = 0; i < size; ++i) p[i] = pattern(src, dest, size, i);
+  return p;
+}
+
+// CPU seconds of this whole process (all threads) from /proc, as the issue asks.
+double process_cpu_seconds() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  unsigned long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoul(f);
+    if (i == 15) stime = std::stoul(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct Check {
+  std::atomic<int> errors{0};
+  void fail(const char* fmt, int a, int b, long c) {
+    std::fprintf(stderr, fmt, a, b, c);
+    errors.fetch_add(1);
+  }
+};
+
+constexpr std::uint16_t t_data = 1, t_seq = 2, t_ping = 3, t_pong = 4, t_wake = 5;
+const std::size_t sizes[] = {0, 1, 7, 64, 4096, 65536 - 40, 65536, 1 << 20, 8 << 20};
+constexpr int small_count = 3000;
+
+int run(const std::string& mode, int argc, char** argv) {
+  const JobEnv env = read_job_env();
+  Bootstrap boot(env);
+  if (mode == "nojoin-late") std::this_thread::sleep_for(std::chrono::seconds(60));
+  Transport net(env, boot);
+  const int me = net.rank(), n = net.size();
+  Check check;
+  Signal arrived;
+  std::vector<int> next_small(n, 0);
+  std::vector<std::size_t> sizes_seen(n, 0);
+
+  net.start([&](int src, std::uint16_t type, std::span<const std::byte> payload) {
+    if (type == t_data) {
+      const std::size_t expect = sizes[sizes_seen[src]++ % std::size(sizes)];
+      if (payload.size() != expect) check.fail("rank %d: from %d wrong size %ld\n", me, src, payload.size());
+      for (std::size_t i = 0; i < payload.size(); ++i)
+        if (payload[i] != pattern(src, me, payload.size(), i)) {
+          check.fail("rank %d: from %d corrupt byte %ld\n", me, src, static_cast<long>(i));
+          break;
+        }
+    } else if (type == t_seq) {
+      std::int32_t idx;
+      std::memcpy(&idx, payload.data(), 4);
+      if (idx != next_small[src]++) check.fail("rank %d: from %d out of order: %ld\n", me, src, idx);
+    } else if (type == t_ping) {
+      net.send(src, t_pong, payload);
+      return;
+    }
+    arrived.notify();
+  });
+
+  if (mode == "alltoall") {
+    // Every size to every rank (self included), then many small messages in flight with a
+    // large one in their middle, so FIFO order across both paths is checked.
+    for (std::size_t s : sizes)
+      for (int k = 1; k <= n; ++k) {
+        const int dest = (me + k) % n;
+        net.send(dest, t_data, make_payload(me, dest, s));
+      }
+    for (int i = 0; i < small_count; ++i)
+      for (int k = 1; k <= n; ++k) {
+        const int dest = (me + k) % n;
+        std::byte msg[64] = {};
+        const std::int32_t idx = i;
+        std::memcpy(msg, &idx, 4);
+        const std::span<const std::byte> parts[] = {{msg, 4}, {msg + 4, static_cast<std::size_t>(i % 60)}};
+        net.sendv(dest, t_seq, parts);
+        if (i == small_count / 2) net.send(dest, t_data, make_payload(me, dest, sizes[0]));
+      }
+    arrived.wait_until(static_cast<std::uint64_t>(n) * (std::size(sizes) + 1 + small_count));
+    for (int src = 0; src < n; ++src)
+      if (next_small[src] != small_count) check.fail("rank %d: from %d got %ld small\n", me, src, next_small[src]);
+  } else if (mode == "crash") {
+    boot.allgather({});
+    if (me == n - 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::raise(SIGSEGV);
+    }
+    arrived.wait_until(1);  // never comes: dsmrun must stop this rank
+  } else if (mode == "exit3") {
+    boot.allgather({});
+    if (me == n - 1) std::_Exit(3);
+    arrived.wait_until(1);
+  } else if (mode == "nofinalize") {
+    boot.allgather({});
+    return 0;
+  } else if (mode == "idle") {
+    // A rank that waits 5 s for a message must leave its core alone.
+    boot.allgather({});
+    const double cpu0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (me == 0) {
+      arrived.wait_until(1);
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      net.send(0, t_wake, {});
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double share = (process_cpu_seconds() - cpu0) / wall;
+    std::printf("rank %d: %.3f s CPU over %.2f s waiting (%.2f %% of a core)\n", me,
+                process_cpu_seconds() - cpu0, wall, 100 * share);
+    if (me == 0 && wall < 4.5) check.fail("rank %d: woke after %d.%03ld s, before the message\n", me, 0, static_cast<long>(wall * 1000));
+    if (share >= 0.05) check.fail("rank %d: used %d%% (x1000: %ld) of a core while waiting\n", me, 0, static_cast<long>(share * 1000));
+  } else if (mode == "rogue") {
+    // A connection with a wrong token must be refused (closed) while the job goes on.
+    if (me == 0) {
+      const auto colon = env.rendezvous.rfind(':');
+      addrinfo hints{}, *res = nullptr;
+      hints.ai_socktype = SOCK_STREAM;
+      getaddrinfo(env.rendezvous.substr(0, colon).c_str(), env.rendezvous.substr(colon + 1).c_str(), &hints, &res);
+      const int fd = socket(res->ai_family, SOCK_STREAM, 0);
+      if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) check.fail("rank %d: rogue connect failed %d %ld\n", me, 0, 0);
+      freeaddrinfo(res);
+      std::string bad = "0000" + std::string(32, 'f');
+      write_frame(fd, FrameKind::hello, std::as_bytes(std::span(bad)));
+      timeval tv{5, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char c;
+      if (read(fd, &c, 1) != 0) check.fail("rank %d: rogue connection was not refused %d %ld\n", me, 0, 0);
+      close(fd);
+    }
+  } else if (mode == "pingpong") {
+    // Benchmark: one-way latency (half round trip) and bandwidth per size.
+    if (me == 0) {
+      for (int a = 1; a + 1 < argc; a += 2) {
+        const std::size_t size = std::stoul(argv[a]);
+        const int iters = std::stoi(argv[a + 1]);
+        const auto payload = make_payload(0, 1, size);
+        const int warm = iters / 10 + 1;
+        std::chrono::steady_clock::time_point t0;
+        for (int i = 0; i < warm + iters; ++i) {
+          if (i == warm) t0 = std::chrono::steady_clock::now();
+          const auto v = arrived.value();
+          net.send(1, t_ping, payload);
+          arrived.wait_until(v + 1);
+        }
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters / 2;
+        std::printf("pingpong %zu %d %.3f %.1f\n", size, iters, us, size / us);
+      }
+    }
+  } else {
+    std::fprintf(stderr, "net_exerciser: unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  boot.allgather({});  // nobody leaves while others still send
+  const auto c = net.counters();
+  char json[512];
+  std::snprintf(json, sizeof json,
+                "{\"rank\":%d,\"counters\":{\"msgs_sent\":%llu,\"bytes_sent\":%llu,\"msgs_received\":%llu,"
+                "\"bytes_received\":%llu,\"rejected\":%llu},\"sections\":{}}",
+                me, (unsigned long long)c.msgs_sent, (unsigned long long)c.bytes_sent,
+                (unsigned long long)c.msgs_received, (unsigned long long)c.bytes_received,
+                (unsigned long long)c.rejected);
+  boot.report_finalized(json);
+  if (c.rejected) check.fail("rank %d: %d rejected (%ld)\n", me, 0, static_cast<long>(c.rejected));
+  return check.errors.load() ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: net_exerciser MODE [args]\n");
+    return 2;
+  }
+  try {
+    return run(argv[1], argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "net_exerciser: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,141 @@
+// Unit tests of the message layer's pure parts and of a single-rank transport.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdlib>
+#include <thread>
+
+#include "bootstrap.hpp"
+#include "job_env.hpp"
+#include "signal.hpp"
+#include "transport.hpp"
+#include "wire.hpp"
+
+using namespace dsm::net;
+
+namespace {
+std::vector<std::byte> message(const Header& h, std::size_t payload) {
+  std::vector<std::byte> m(header_size + payload, std::byte{0x5a});
+  encode(h, std::span<std::byte, header_size>(m.data(), header_size));
+  return m;
+}
+Header good_header(std::size_t len) {
+  Header h;
+  h.type = 7;
+  h.src = 2;
+  h.seq = 99;
+  h.length = len;
+  h.token = token_digest("0123456789abcdef");
+  return h;
+}
+}  // namespace
+
+TEST_CASE("wire header round-trips and every check rejects") {
+  const std::uint64_t tok = token_digest("0123456789abcdef");
+  const auto ok = decode(message(good_header(10), 10), tok, 4);
+  REQUIRE(ok.error == WireError::none);
+  CHECK(ok.header.type == 7);
+  CHECK(ok.header.src == 2);
+  CHECK(ok.header.seq == 99);
+  CHECK(ok.header.length == 10);
+
+  const auto whole = message(good_header(0), 0);
+  CHECK(decode(std::span(whole).first(header_size - 1), tok, 4).error == WireError::too_short);
+  CHECK(decode(message(good_header(10), 10), tok + 1, 4).error == WireError::bad_token);
+  CHECK(decode(message(good_header(10), 10), tok, 2).error == WireError::bad_source);
+  CHECK(decode(message(good_header(10), 9), tok, 4).error == WireError::bad_length);
+  Header h = good_header(10);
+  h.magic ^= 1;
+  CHECK(decode(message(h, 10), tok, 4).error == WireError::bad_magic);
+  h = good_header(10);
+  h.version = 2;
+  CHECK(decode(message(h, 10), tok, 4).error == WireError::bad_version);
+  h = good_header(10);
+  h.flags = 4;
+  CHECK(decode(message(h, 10), tok, 4).error == WireError::bad_flags);
+  h = good_header(1 << 20);
+  h.flags = flag_large;
+  CHECK(decode(message(h, 0), tok, 4).error == WireError::none);
+  CHECK(decode(message(h, 1), tok, 4).error == WireError::bad_length);
+  h.length = max_payload + 1;
+  CHECK(decode(message(h, 0), tok, 4).error == WireError::bad_length);
+}
+
+TEST_CASE("job environment: single rank without dsmrun, errors name the variable") {
+  for (const char* v : {"DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER"}) unsetenv(v);
+  const JobEnv lone = read_job_env();
+  CHECK_FALSE(lone.under_dsmrun);
+  CHECK(lone.rank == 0);
+  CHECK(lone.size == 1);
+
+  setenv("DSM_RANK", "1", 1);
+  setenv("DSM_SIZE", "3", 1);
+  setenv("DSM_RENDEZVOUS", "127.0.0.1:4000", 1);
+  setenv("DSM_TOKEN", "00112233445566778899aabbccddeeff", 1);
+  setenv("DSM_PROVIDER", "tcp", 1);
+  const JobEnv env = read_job_env();
+  CHECK(env.under_dsmrun);
+  CHECK(env.rank == 1);
+  CHECK(env.size == 3);
+  CHECK(env.provider == "tcp");
+
+  setenv("DSM_RANK", "3", 1);
+  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RANK"));
+  setenv("DSM_RANK", "x1", 1);
+  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RANK"));
+  setenv("DSM_RANK", "1", 1);
+  setenv("DSM_RENDEZVOUS", "nocolon", 1);
+  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RENDEZVOUS"));
+  setenv("DSM_RENDEZVOUS", "127.0.0.1:4000", 1);
+  setenv("DSM_TOKEN", "short", 1);
+  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_TOKEN"));
+  setenv("DSM_TOKEN", "00112233445566778899aabbccddeeff", 1);
+  setenv("DSM_PROVIDER", "sockets", 1);
+  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_PROVIDER"));
+  for (const char* v : {"DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER"}) unsetenv(v);
+}
+
+TEST_CASE("all-gather blobs pack and unpack; truncation is an error") {
+  const std::vector<std::vector<std::byte>> blobs = {{}, {std::byte{1}}, {std::byte{2}, std::byte{3}}};
+  const auto packed = pack_blobs(blobs);
+  CHECK(unpack_blobs(packed) == blobs);
+  CHECK_THROWS(unpack_blobs(std::span(packed).first(packed.size() - 1)));
+}
+
+TEST_CASE("Signal wakes a waiter blocked in the futex") {
+  Signal s;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s.notify();
+    s.notify();
+  });
+  s.wait_until(2);
+  CHECK(s.value() == 2);
+  t.join();
+}
+
+TEST_CASE("single-rank transport delivers sends to self in order, through the service thread") {
+  for (const char* v : {"DSM_RANK", "DSM_SIZE"}) unsetenv(v);
+  const JobEnv env = read_job_env();
+  Bootstrap boot(env);
+  Transport net(env, boot);
+  CHECK(net.size() == 1);
+  Signal got;
+  std::vector<std::size_t> seen;
+  const auto caller = std::this_thread::get_id();
+  bool on_other_thread = true;
+  net.start([&](int src, std::uint16_t type, std::span<const std::byte> p) {
+    CHECK(src == 0);
+    CHECK(type == 9);
+    on_other_thread &= std::this_thread::get_id() != caller;
+    seen.push_back(p.size());
+    got.notify();
+  });
+  for (std::size_t n : {0, 1, 100000}) net.send(0, 9, std::vector<std::byte>(n));
+  got.wait_until(3);
+  CHECK(seen == std::vector<std::size_t>{0, 1, 100000});
+  CHECK(on_other_thread);
+  CHECK(net.counters().msgs_received == 3);
+  CHECK_THROWS_AS(net.send(1, 9, {}), std::invalid_argument);
+}
