@@ -1,0 +1,96 @@
+// What every application version shares: command line, checksum, and the report format
+// that scripts and tests parse. Rank 0 prints exactly
+//   checksum <16 hex digits>
+//   time <seconds>
+// (and, with --trace, one "iter <k> <seconds since start> <seconds of this iteration>" line
+// per iteration, to follow how a run reacts to a change of load).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace app {
+
+struct Options {
+  long n = 0;          // problem size (rows = columns)
+  long iters = 0;      // repetitions of the outer loop
+  bool check = false;  // recompute sequentially in private memory and compare
+  bool trace = false;  // print one line per iteration
+};
+
+// Parses the common options. Exits with CLI11's message and code on bad input or --help.
+inline Options parse(int argc, char** argv, const char* what, Options defaults) {
+  Options o = defaults;
+  CLI::App cli{what};
+  cli.add_option("--n", o.n, "problem size")->capture_default_str()->check(CLI::Range(3L, 1L << 20));
+  cli.add_option("--iters", o.iters, "iterations")->capture_default_str()->check(CLI::Range(1L, 1L << 30));
+  cli.add_flag("--check", o.check, "also compute sequentially on rank 0 and compare (exit 1 if different)");
+  cli.add_flag("--trace", o.trace, "print the duration of every iteration");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(cli.exit(e));
+  }
+  return o;
+}
+
+// 64-bit hash of the bytes of an array: equal checksums mean bit-identical results
+// (for floating point too, where a sum would hide differences in the last bits).
+inline std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t h = 0xcbf29ce484222325ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+inline double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Per-iteration trace (rank 0 only, when --trace).
+class Tracer {
+ public:
+  Tracer(bool on, double start) : on_(on), start_(start), last_(start) {}
+  void iteration(long k) {
+    if (!on_) return;
+    double t = now();
+    std::printf("iter %ld %.6f %.6f\n", k, t - start_, t - last_);
+    last_ = t;
+  }
+
+ private:
+  bool on_;
+  double start_, last_;
+};
+
+inline void report(std::uint64_t sum, double seconds) {
+  std::printf("checksum %016llx\ntime %.6f\n", static_cast<unsigned long long>(sum), seconds);
+  std::fflush(stdout);
+}
+
+// With --check: compares against the sequential reference; returns the exit code.
+inline int verify(const Options& o, std::uint64_t got, std::uint64_t (*reference)(const Options&)) {
+  if (!o.check) return 0;
+  std::uint64_t want = reference(o);
+  if (want == got) {
+    std::printf("check ok\n");
+    return 0;
+  }
+  std::fprintf(stderr, "check FAILED: checksum %016llx, sequential %016llx\n",
+               static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
+  return 1;
+}
+
+}  // namespace app
