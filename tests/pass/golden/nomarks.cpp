@@ -1,0 +1,8 @@
+// A file without marked loops: no descriptors, output unchanged.
+#include <dsm/dsm.hpp>
+
+double sum(const double* sh_a, long n) {
+  double s = 0;
+  for (long i = 0; i < n; ++i) s += sh_a[i];
+  return s;
+}
