@@ -31,10 +31,12 @@ bool valid_time(double t) { return std::isfinite(t) && t >= 0; }
 
 }  // namespace
 
-std::vector<std::byte> encode_figures(const std::vector<SiteFigures>& sites) {
+std::vector<std::byte> encode_figures(const Published& p) {
+  const std::vector<SiteFigures>& sites = p.sites;
   std::vector<std::byte> out;
-  out.reserve(16 + sites.size() * 64);
+  out.reserve(24 + sites.size() * 64);
   put(out, blob_version);
+  put(out, p.page_seconds);
   put(out, static_cast<std::uint32_t>(sites.size()));
   for (const SiteFigures& s : sites) {
     put(out, s.site);
@@ -48,12 +50,15 @@ std::vector<std::byte> encode_figures(const std::vector<SiteFigures>& sites) {
   return out;
 }
 
-std::optional<std::vector<SiteFigures>> decode_figures(const std::vector<std::byte>& blob) {
+std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
   Reader r{blob};
   std::uint8_t version = 0;
   std::uint32_t count = 0;
-  if (!r.get(version) || version != blob_version || !r.get(count)) return std::nullopt;
-  std::vector<SiteFigures> sites;
+  Published p;
+  if (!r.get(version) || version != blob_version || !r.get(p.page_seconds) || !valid_time(p.page_seconds) ||
+      !r.get(count))
+    return std::nullopt;
+  std::vector<SiteFigures>& sites = p.sites;
   for (std::uint32_t i = 0; i < count; ++i) {
     SiteFigures s;
     std::uint32_t spans = 0;
@@ -68,7 +73,7 @@ std::optional<std::vector<SiteFigures>> decode_figures(const std::vector<std::by
     sites.push_back(std::move(s));
   }
   if (r.pos != blob.size()) return std::nullopt;
-  return sites;
+  return p;
 }
 
 std::uint64_t site_id(const std::string& name) {

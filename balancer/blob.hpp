@@ -12,7 +12,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 1;
+inline constexpr std::uint8_t blob_version = 2;
 
 struct SiteFigures {
   std::uint64_t site = 0;       // hash of the site's name
@@ -20,10 +20,17 @@ struct SiteFigures {
   RankFigures figures;
 };
 
-std::vector<std::byte> encode_figures(const std::vector<SiteFigures>& sites);
+// What one rank publishes: its measured page transfer cost (ranks measure different
+// values; all decide with the same, the largest published) and its sites' figures.
+struct Published {
+  double page_seconds = 0;
+  std::vector<SiteFigures> sites;
+};
+
+std::vector<std::byte> encode_figures(const Published& p);
 // nullopt when the blob is malformed (wrong version, truncated, trailing bytes, negative or
 // non-finite times, absurd counts).
-std::optional<std::vector<SiteFigures>> decode_figures(const std::vector<std::byte>& blob);
+std::optional<Published> decode_figures(const std::vector<std::byte>& blob);
 
 // 64-bit FNV-1a: the same site name gives the same id on every rank.
 std::uint64_t site_id(const std::string& name);

@@ -321,7 +321,8 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     reset_window(m);
     return m.assign;
   }
-  if (figures) observe(m, *figures);
+  if (!figures) return m.assign;
+  observe(m, *figures);
   consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
   return m.assign;
 }

@@ -36,7 +36,9 @@ struct SiteModel {
 Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes);
 
 // One execution of a site with n iterations over nranks ranks. `figures` are the previous
-// execution's (one per rank; nullptr if none arrived). Returns the spans of every rank.
+// execution's (one per rank; nullptr if none arrived: nothing changes then). Every input
+// must be the same on every rank (page_seconds and the holders in g included).
+// Returns the spans of every rank.
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
                                  const Geometry& g, double page_seconds);
 

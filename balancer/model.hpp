@@ -40,6 +40,10 @@ struct Options {
   bool filter = true;       // asymmetric rate filter (seed 000, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
+  // Runtime glue only: access descriptors used to cut protocol cost (DESIGN 3a).
+  bool prefetch = true;    // fetch the read sections of this rank's ranges in bulk
+  bool bulk_write = true;  // open the write sections in bulk before the loop
+  bool exclusive = true;   // claim pages that only one rank writes (no twins, no diffs)
   int horizon = 10;         // fewest executions over which a saving is counted (t_stable)
 };
 
@@ -48,7 +52,8 @@ struct Options {
 Policy parse_policy(const std::string& name, const std::string& what);
 const char* policy_name(Policy p);
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE. Throws
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE, DSM_LB_PREFETCH,
+// DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1). Throws
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 

@@ -84,6 +84,36 @@ std::vector<long> Geometry::new_pages(long n) const {
   return fresh;
 }
 
+void record_writer(WriterRuns& w, long first, long last, int writer) {
+  if (first > last) return;
+  auto& runs = w.runs;
+  // Trim the runs overlapping [first, last], keeping their parts outside it.
+  auto it = runs.upper_bound(first);
+  if (it != runs.begin()) --it;
+  while (it != runs.end() && it->first <= last) {
+    const long f = it->first, l = it->second.first;
+    const int who = it->second.second;
+    if (l < first) {
+      ++it;
+      continue;
+    }
+    it = runs.erase(it);
+    if (f < first) runs.emplace(f, std::make_pair(first - 1, who));
+    if (l > last) runs.emplace(last + 1, std::make_pair(l, who));
+  }
+  runs.emplace(first, std::make_pair(last, writer));
+}
+
+std::vector<int> writers_of(const WriterRuns& w, long first, long last) {
+  std::vector<int> out(static_cast<std::size_t>(std::max(0L, last - first + 1)), -1);
+  auto it = w.runs.upper_bound(first);
+  if (it != w.runs.begin()) --it;
+  for (; it != w.runs.end() && it->first <= last; ++it)
+    for (long p = std::max(first, it->first); p <= std::min(last, it->second.first); ++p)
+      out[p - first] = it->second.second;
+  return out;
+}
+
 std::vector<int> owners(const Assignment& a, long n) {
   std::vector<int> own(static_cast<std::size_t>(std::max(0L, n)), -1);
   for (std::size_t r = 0; r < a.size(); ++r)

@@ -7,6 +7,7 @@
 #include "model.hpp"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace dsm::lb {
@@ -48,6 +49,15 @@ struct Geometry {
   // Pages (counted once) each iteration writes that an earlier iteration did not.
   std::vector<long> new_pages(long n) const;
 };
+
+// Which rank wrote which pages in earlier executions of every site, as runs of pages. The
+// balancer keeps it from the assignments themselves, so it is the same on every rank.
+struct WriterRuns {
+  std::map<long, std::pair<long, int>> runs;  // first page -> (last page, writer)
+};
+void record_writer(WriterRuns& w, long first, long last, int writer);
+// Writer of each page of [first, last] (-1: none recorded).
+std::vector<int> writers_of(const WriterRuns& w, long first, long last);
 
 // Owner of each iteration index under an assignment.
 std::vector<int> owners(const Assignment& a, long n);

@@ -41,10 +41,12 @@ TEST_CASE("page geometry of rows") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  std::vector<SiteFigures> in{{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}}}, {site_id("b.cpp:2"), 1, {{}, {}}}};
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}}}, {site_id("b.cpp:2"), 1, {{}, {}}}}};
   const auto blob = encode_figures(in);
-  const auto out = decode_figures(blob);
-  REQUIRE(out);
+  const auto decoded = decode_figures(blob);
+  REQUIRE(decoded);
+  CHECK(decoded->page_seconds == 3e-6);
+  const auto* out = &decoded->sites;
   REQUIRE(out->size() == 2);
   CHECK((*out)[0].site == site_id("a.cpp:1"));
   CHECK((*out)[0].execution == 7);
@@ -58,8 +60,8 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   auto trailing = blob;
   trailing.push_back(std::byte{0});
   CHECK_FALSE(decode_figures(trailing));
-  std::vector<SiteFigures> nan{{1, 1, {{NAN}, {0}}}};
-  CHECK_FALSE(decode_figures(encode_figures(nan)));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{NAN}, {0}}}}})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
 }
 
 TEST_CASE("options from the environment, with errors naming the variable") {
@@ -91,4 +93,21 @@ TEST_CASE("equal blocks and index ranges") {
   const auto r = to_ranges({{1, 3}}, 1, 10, 3);
   CHECK(r[0].lb == 4);
   CHECK(r[0].ub == 10);
+}
+
+TEST_CASE("the page writer memory keeps the last writer of every page") {
+  WriterRuns w;
+  record_writer(w, 0, 99, 0);
+  record_writer(w, 50, 149, 1);
+  record_writer(w, 60, 69, 2);
+  const std::vector<int> got = writers_of(w, 48, 151);
+  CHECK(got[0] == 0);    // 48
+  CHECK(got[1] == 0);    // 49
+  CHECK(got[2] == 1);    // 50
+  CHECK(got[12] == 2);   // 60
+  CHECK(got[21] == 2);   // 69
+  CHECK(got[22] == 1);   // 70
+  CHECK(got[101] == 1);  // 149
+  CHECK(got[102] == -1); // 150
+  CHECK(w.runs.size() == 4);
 }

@@ -220,7 +220,7 @@ TEST_CASE("auto picks locality for affine writes, fgdls otherwise") {
   CHECK(resolve_policy(Policy::multi, false, true) == Policy::multi);
 }
 
-TEST_CASE("ranges cover [lb, ub) exactly once with the step respected") {
+TEST_CASE("ranges cover lb..ub exactly once with the step respected") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 60; ++trial) {
     const Policy p = balancing[trial % 4];

@@ -102,9 +102,11 @@ class Plan {
   friend class iterator;
   void range_started(std::size_t index);
   void range_finished(std::size_t index);
-  Site* site_;
+  void publish();
+  Site* site_;  // nullptr once moved from
   std::vector<Range> ranges_;
-  double started_ = 0;
+  std::vector<double> wall_, cpu_;  // seconds inside each range
+  double started_ = 0, cpu_started_ = 0;
   bool open_ = false;
 };
 

@@ -1,0 +1,347 @@
+// Runtime glue of the balancer (compiled into libdsm): Site, Plan and redistribute() on top
+// of the pure decision code. Figures travel in the barrier blobs, so every rank decodes the
+// same bytes and computes the same assignment without messages of its own.
+#include <dsm/balancer.hpp>
+#include <dsm/dsm.hpp>
+
+#include "balancer_stats.hpp"
+#include "blob.hpp"
+#include "decide.hpp"
+#include "runtime_hooks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <stdexcept>
+#include <utility>
+
+namespace dsm::lb {
+
+struct Site::State {
+  std::string name;
+  std::uint64_t id = 0;
+  Policy requested = Policy::automatic;
+  bool resolved = false;
+  SiteModel model;
+  std::uint64_t execution = 0;         // executions started
+  std::uint64_t consumed_barrier = 0;  // barrier whose blobs were last read
+  long lb = 0, ub = 0, step = 1;       // bounds of the last execution
+};
+
+namespace {
+
+// Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
+struct Glue {
+  std::vector<Site::State*> sites;
+  WriterRuns writers;  // pages written by earlier executions of every site
+  std::vector<SiteFigures> pending;
+  std::uint64_t pending_barrier = 0;
+};
+Glue& glue() {
+  static Glue g;
+  return g;
+}
+
+const Options& run_options() {
+  static const Options opts = [] {
+    try {
+      return options_from([](const char* k) -> const char* { return std::getenv(k); });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dsm: %s\n", e.what());
+      std::exit(2);
+    }
+  }();
+  return opts;
+}
+
+double thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::int64_t address(const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); }
+
+// Byte hull [first, last) a section touches over the iterations of one range (empty: first >= last).
+struct Bytes {
+  std::int64_t first, last;
+};
+Bytes hull(const Section& s, const Range& r) {
+  if (r.ub <= r.lb || s.hi < s.lo) return {0, 0};
+  const long i0 = r.lb, i1 = r.lb + (r.ub - r.lb - 1) / r.step * r.step;
+  const long e0 = std::min(s.coef * i0, s.coef * i1) + s.lo, e1 = std::max(s.coef * i0, s.coef * i1) + s.hi;
+  const auto elem = static_cast<std::int64_t>(s.elem_size);
+  return {address(s.base) + e0 * elem, address(s.base) + (e1 + 1) * elem};
+}
+
+bool writes(const Section& s) { return s.access != Access::read; }
+
+Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long n, bool with_holders) {
+  Geometry g;
+  g.lb = lb;
+  g.step = step;
+  for (const Section& s : accesses) {
+    if (!writes(s)) continue;
+    if (s.whole) return Geometry{};  // a write anywhere: no page reasoning is safe
+    g.sections.push_back({address(s.base), static_cast<std::int64_t>(s.elem_size), s.coef, s.lo, s.hi, 0, {}});
+    const PageRange h = g.hull(g.sections.size() - 1, n);
+    if (with_holders && h.first <= h.last) {
+      g.sections.back().holder_origin = h.first;
+      g.sections.back().holders = writers_of(glue().writers, h.first, h.last);
+    }
+  }
+  return g;
+}
+
+// Remembers who writes which pages in this execution (rank order breaks ties the same way
+// everywhere), for the locality policy of every site.
+void record_writes(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
+  for (const Section& s : accesses) {
+    if (!writes(s) || s.whole) continue;
+    for (std::size_t r = 0; r < a.size(); ++r)
+      for (const Range& range : to_ranges(a[r], lb, ub, step)) {
+        const Bytes b = hull(s, range);
+        if (b.last > b.first)
+          record_writer(glue().writers, static_cast<long>(b.first / page_bytes),
+                        static_cast<long>((b.last - 1) / page_bytes), static_cast<int>(r));
+      }
+  }
+}
+
+// Every rank's figures for the last execution of `st`, when the last barrier carried them
+// all, and the page cost every rank will use (the largest any rank measured).
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds) {
+  const auto& blobs = detail::barrier_blobs();
+  out.assign(blobs.size(), {});
+  page_seconds = 0;
+  for (std::size_t r = 0; r < blobs.size(); ++r) {
+    const auto published = decode_figures(blobs[r]);
+    if (!published) return false;
+    const auto& sites = published->sites;
+    const auto it = std::find_if(sites.begin(), sites.end(), [&](const SiteFigures& f) {
+      return f.site == st.id && f.execution == st.execution;
+    });
+    if (it == sites.end()) return false;
+    out[r] = it->figures;
+    page_seconds = std::max(page_seconds, published->page_seconds);
+  }
+  return !out.empty();
+}
+
+// Bulk fetch of what this rank's ranges read, bulk opening of what they write (DESIGN 3a).
+void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o) {
+  for (const Section& s : accesses) {
+    if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
+    const Mode mode = s.access == Access::read ? Mode::read : s.access == Access::write ? Mode::write : Mode::read_write;
+    if (s.whole) {
+      const detail::Extent e = detail::allocation_of(s.base);
+      if (!writes(s) && e.start) prefetch(e.start, e.bytes, Mode::read);
+      continue;
+    }
+    for (const Range& r : mine) {
+      const Bytes b = hull(s, r);
+      if (b.last <= b.first) continue;
+      // Sparse references (a column of a matrix) would fetch far more than they touch.
+      const long count = (r.ub - r.lb + r.step - 1) / r.step;
+      const auto touched = static_cast<std::int64_t>(count) * (s.hi - s.lo + 1) * static_cast<std::int64_t>(s.elem_size);
+      if (b.last - b.first > 4 * std::max<std::int64_t>(touched, page_bytes)) continue;
+      prefetch(reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first), mode);
+    }
+  }
+}
+
+// Claims, for every rank, the written pages no other rank's ranges write in this execution.
+// Every rank makes the same calls in the same order from the same assignment.
+void claim_exclusive(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
+  struct Run {
+    long first, last;  // pages, inclusive
+    int rank;
+  };
+  std::vector<Run> runs;
+  for (const Section& s : accesses) {
+    if (!writes(s)) continue;
+    if (s.whole) return;
+    for (std::size_t r = 0; r < a.size(); ++r)
+      for (const Range& range : to_ranges(a[r], lb, ub, step)) {
+        const Bytes b = hull(s, range);
+        if (b.last > b.first)
+          runs.push_back({static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes),
+                          static_cast<int>(r)});
+      }
+  }
+  for (const Run& mine : runs) {
+    std::vector<std::pair<long, long>> pieces{{mine.first, mine.last}};
+    for (const Run& other : runs) {
+      if (other.rank == mine.rank) continue;
+      std::vector<std::pair<long, long>> left;
+      for (auto [f, l] : pieces) {
+        if (other.last < f || other.first > l) {
+          left.push_back({f, l});
+          continue;
+        }
+        if (f < other.first) left.push_back({f, other.first - 1});
+        if (l > other.last) left.push_back({other.last + 1, l});
+      }
+      pieces = std::move(left);
+    }
+    for (auto [f, l] : pieces)
+      detail::claim_exclusive_write(mine.rank, reinterpret_cast<const void*>(f * page_bytes),
+                                    static_cast<std::size_t>(l - f + 1) * page_bytes);
+  }
+}
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) {
+  state_->id = site_id(name);
+  state_->name = std::move(name);
+  state_->requested = policy;
+  glue().sites.push_back(state_.get());
+}
+
+Site::~Site() { std::erase(glue().sites, state_.get()); }
+
+Plan::Plan(Site& site, std::vector<Range> ranges)
+    : site_(&site), ranges_(std::move(ranges)), wall_(ranges_.size(), 0.0), cpu_(ranges_.size(), 0.0) {}
+
+Plan::Plan(Plan&& o) noexcept
+    : site_(std::exchange(o.site_, nullptr)),
+      ranges_(std::move(o.ranges_)),
+      wall_(std::move(o.wall_)),
+      cpu_(std::move(o.cpu_)),
+      started_(o.started_),
+      cpu_started_(o.cpu_started_),
+      open_(std::exchange(o.open_, false)) {}
+
+Plan::~Plan() {
+  if (!site_) return;
+  for (std::size_t i = 0; i < ranges_.size() && open_; ++i) range_finished(i);  // loop left early
+  publish();
+}
+
+Plan::iterator Plan::begin() { return iterator(this, 0); }
+Plan::iterator Plan::end() { return iterator(this, ranges_.size()); }
+
+const Range& Plan::iterator::operator*() const {
+  plan_->range_started(index_);
+  return plan_->ranges_[index_];
+}
+
+Plan::iterator& Plan::iterator::operator++() {
+  plan_->range_finished(index_);
+  ++index_;
+  return *this;
+}
+
+void Plan::range_started(std::size_t) {
+  if (open_) return;
+  open_ = true;
+  started_ = wtime();
+  cpu_started_ = thread_cpu();
+}
+
+void Plan::range_finished(std::size_t index) {
+  if (!open_ || index >= ranges_.size()) return;
+  open_ = false;
+  wall_[index] += wtime() - started_;
+  cpu_[index] += thread_cpu() - cpu_started_;
+}
+
+void Plan::publish() {
+  if (nprocs() <= 1) return;
+  Glue& g = glue();
+  const Site::State& st = site_->state();
+  const std::uint64_t now = detail::barrier_count();
+  if (now != g.pending_barrier) {  // the earlier figures left with that barrier
+    g.pending.clear();
+    g.pending_barrier = now;
+  }
+  std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
+  g.pending.push_back({st.id, st.execution, {wall_, cpu_}});
+  detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
+}
+
+Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses) {
+  const long n = iteration_count(lb, ub, step);
+  Site::State& st = site.state();
+  const int nranks = nprocs(), me = rank();
+  st.lb = lb, st.ub = ub, st.step = step;
+  if (nranks <= 1) {
+    ++st.model.executions;
+    ++st.execution;
+    return Plan(site, n > 0 ? std::vector<Range>{{lb, ub, step}} : std::vector<Range>{});
+  }
+  const Options& opts = run_options();
+  if (!st.resolved) {
+    bool affine = false, whole = false;
+    for (const Section& s : accesses)
+      if (writes(s)) (s.whole ? whole : affine) = true;
+    st.model.opt = opts;
+    st.model.opt.policy =
+        resolve_policy(st.requested != Policy::automatic ? st.requested : opts.policy, affine, whole);
+    st.resolved = true;
+  }
+  std::vector<RankFigures> figs;
+  bool have = false;
+  double page_seconds = 0;
+  if (st.execution > 0 && detail::barrier_count() != st.consumed_barrier) {
+    st.consumed_barrier = detail::barrier_count();
+    have = gather_figures(st, figs, page_seconds);
+  }
+  const Geometry g = geometry_of(accesses, lb, step, n, have && st.model.opt.policy == Policy::locality);
+  const Assignment& a = next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
+  ++st.execution;
+  record_writes(accesses, a, lb, ub, step);
+  std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
+  if (opts.exclusive) claim_exclusive(accesses, a, lb, ub, step);
+  prefetch_sections(accesses, mine, opts);
+  return Plan(site, std::move(mine));
+}
+
+std::string balancer_stats_json() {
+  std::string out = "{";
+  bool first = true;
+  for (const Site::State* st : glue().sites) {
+    const SiteModel& m = st->model;
+    if (!first) out += ", ";
+    first = false;
+    json_string(out, st->name);
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  ": {\"policy\": \"%s\", \"executions\": %ld, \"redistributions\": %ld, \"iterations_moved\": %ld, "
+                  "\"pages_moved\": %ld, \"ranks\": [",
+                  st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
+                  m.iterations_moved, m.pages_moved);
+    out += head;
+    const std::vector<double> power = relative_power(m);
+    for (std::size_t r = 0; r < m.assign.size(); ++r) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s{\"rank\": %zu, \"power\": %.4f, \"wall\": %.6f, \"cpu\": %.6f, \"ranges\": [",
+                    r ? ", " : "", r, r < power.size() ? power[r] : 0.0, r < m.last_wall.size() ? m.last_wall[r] : 0.0,
+                    r < m.last_cpu.size() ? m.last_cpu[r] : 0.0);
+      out += buf;
+      bool first_range = true;
+      for (const Range& range : to_ranges(m.assign[r], st->lb, st->ub, st->step)) {
+        std::snprintf(buf, sizeof buf, "%s[%ld, %ld, %ld]", first_range ? "" : ", ", range.lb, range.ub, range.step);
+        out += buf;
+        first_range = false;
+      }
+      out += "]}";
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
+}  // namespace dsm::lb
