@@ -55,7 +55,9 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   const std::string site = "dsm_site_" + n, acc = "dsm_acc_" + n, r = "dsm_r_" + n;
   const std::string ind(sm.getSpellingColumnNumber(loop.stmt->getBeginLoc()) - 1, ' ');
 
-  std::string pro = "{ static dsm::lb::Site " + site + "(" + quoted(basename(file) + ":" + std::to_string(loop.line)) + ");\n";
+  // Pragmas usually sit in column 1; the block opens where the loop is indented.
+  const std::string lead = sm.getSpellingColumnNumber(mark.hash) == 1 ? ind : "";
+  std::string pro = lead + "{ static dsm::lb::Site " + site + "(" + quoted(basename(file) + ":" + std::to_string(loop.line)) + ");\n";
   std::string sections = "std::span<const dsm::lb::Section>()";
   if (!loop.sections.empty()) {
     pro += ind + "  const dsm::lb::Section " + acc + "[] = {";
