@@ -1,56 +1,274 @@
-// Temporary single-rank runtime so that everything links while the protocol is written.
+// The public API (dsm.hpp) and the hooks for the balancer (runtime_hooks.hpp): set-up,
+// allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
-#include <sys/mman.h>
-
-#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
+#include "fault.hpp"
 #include "runtime_hooks.hpp"
+#include "state.hpp"
+#include "stats.hpp"
+
+// Statistics of the balancer, defined in balancer/ (a JSON object text).
+namespace dsm::lb {
+std::string balancer_stats_json();
+}
 
 namespace dsm {
+
+namespace proto {
+State& state() {
+  static State s;
+  return s;
+}
+}  // namespace proto
+
 namespace {
-struct Bump {
-  std::byte* base = nullptr;
-  std::size_t used = 0, cap = std::size_t{8} << 30;
-} g_bump;
-std::vector<std::vector<std::byte>> g_blobs(1);
+
+using proto::state;
+
+constexpr int lock_count = 1024;
+bool g_initialized = false;
+double g_start = 0;
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 0);
+  if (*end == 'G' || *end == 'g') x <<= 30, ++end;
+  else if (*end == 'M' || *end == 'm') x <<= 20, ++end;
+  if (*end) {
+    std::fprintf(stderr, "dsm: %s=%s is not a size (bytes, or with suffix M or G)\n", name, v);
+    std::exit(2);
+  }
+  return x;
+}
+
+void require_init(const char* what) {
+  if (!g_initialized) {
+    std::fprintf(stderr, "dsm: %s called before dsm::init\n", what);
+    std::exit(2);
+  }
+}
+
+std::uint32_t page_index(const void* addr) {
+  return std::uint32_t(state().region->page_of(addr));
+}
+
+// Pages of [addr, addr+bytes) that lie in the heap: [first, last).
+std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::size_t bytes) {
+  auto& s = state();
+  if (!bytes || !s.region || !s.region->contains(addr)) return {0, 0};
+  std::uint32_t first = page_index(addr);
+  auto end = reinterpret_cast<std::uintptr_t>(addr) + bytes - 1;
+  std::uint32_t last = s.region->contains(reinterpret_cast<void*>(end))
+                           ? page_index(reinterpret_cast<void*>(end)) + 1
+                           : std::uint32_t(s.region->pages());
+  return {first, std::min(last, s.heap_pages.load())};
+}
+
 }  // namespace
 
 void init(int, char**) {
-  void* p = mmap(nullptr, g_bump.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) throw std::runtime_error("dsm::init: cannot reserve the shared region");
-  g_bump.base = static_cast<std::byte*>(p);
+  if (g_initialized) return;
+  auto& s = state();
+  try {
+    auto env = net::read_job_env();
+    s.me = env.rank;
+    s.nprocs = env.size;
+    s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
+    s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", 0x4000'0000'0000ull),
+                                             env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
+    s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
+    s.tokens = std::vector<proto::LockToken>(lock_count);
+    s.lock_last.assign(lock_count, 0);
+    for (int l = 0; l < lock_count; ++l) {
+      s.lock_last[l] = l % s.nprocs;
+      s.tokens[l].held = l % s.nprocs == s.me;
+    }
+    auto& m = s.barrier_mgr;
+    m.vts.resize(s.nprocs);
+    m.intervals.resize(s.nprocs);
+    m.blobs.resize(s.nprocs);
+    m.allocs.resize(s.nprocs);
+    s.blobs.resize(s.nprocs);
+    if (env.under_dsmrun) s.boot = std::make_unique<net::Bootstrap>(env);
+    if (s.nprocs > 1) {
+      s.net = std::make_unique<net::Transport>(env, *s.boot);
+      mem::install_fault_handler(s.region->app(), s.region->app() + s.region->capacity(), proto::on_fault);
+      s.net->start(proto::handle_message);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsm: rank %d: dsm::init failed: %s\n", s.me, e.what());
+    std::exit(1);
+  }
+  g_initialized = true;
+  g_start = wtime();
 }
-void finalize() {}
-int rank() { return 0; }
-int nprocs() { return 1; }
-void barrier() {}
-void lock_acquire(int) {}
-void lock_release(int) {}
-int max_locks() { return 1024; }
-void prefetch(const void*, std::size_t, Mode) {}
-double wtime() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+
+void finalize() {
+  require_init("dsm::finalize");
+  auto& s = state();
+  net::Transport::Counters t{};
+  if (s.nprocs > 1) {
+    barrier();
+    // Every rank has its last departure before anyone closes its endpoint.
+    s.boot->allgather({});
+    t = s.net->counters();
+    s.net.reset();
+    mem::uninstall_fault_handler();
+  }
+  if (s.boot) {
+    char extra[512];
+    std::snprintf(extra, sizeof extra,
+                  "\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_received\": %llu, "
+                  "\"bytes_received\": %llu, \"rejected_msgs\": %llu, \"mprotect_calls\": %llu",
+                  (unsigned long long)t.msgs_sent, (unsigned long long)t.bytes_sent,
+                  (unsigned long long)t.msgs_received, (unsigned long long)t.bytes_received,
+                  (unsigned long long)t.rejected, (unsigned long long)s.region->mprotect_calls());
+    std::string json = "{\"rank\": " + std::to_string(s.me) + ", \"counters\": " +
+                       stats::counters_json(wtime() - g_start, extra) +
+                       ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
+    s.boot->report_finalized(json);
+    s.boot.reset();
+  }
+  g_initialized = false;
 }
+
+int rank() { return state().me; }
+int nprocs() { return state().nprocs; }
+int max_locks() { return lock_count; }
+
+void barrier() {
+  require_init("dsm::barrier");
+  if (state().nprocs > 1) proto::barrier_with(0);
+}
+
+void lock_acquire(int id) {
+  require_init("dsm::lock_acquire");
+  if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_acquire(%d): lock ids run from 0 to %d", id, lock_count - 1);
+  if (state().nprocs > 1) proto::acquire(id);
+}
+
+void lock_release(int id) {
+  require_init("dsm::lock_release");
+  if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_release(%d): lock ids run from 0 to %d", id, lock_count - 1);
+  if (state().nprocs > 1) proto::release(id);
+}
+
+void prefetch(const void* addr, std::size_t bytes, Mode mode) {
+  require_init("dsm::prefetch");
+  auto& s = state();
+  if (s.nprocs == 1) return;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  if (first >= last) return;
+  stats::Timer timer(stats::counters().protocol_ns);
+  std::vector<std::uint32_t> pages;
+  if (mode == Mode::write_all) {
+    // Pages entirely inside the range need neither their old contents nor a twin.
+    auto begin = reinterpret_cast<std::uintptr_t>(addr), end = begin + bytes;
+    auto base = reinterpret_cast<std::uintptr_t>(s.region->app());
+    std::vector<std::uint32_t> whole, partial;
+    for (std::uint32_t p = first; p < last; ++p) {
+      auto lo = base + std::uintptr_t(p) * mem::page_size;
+      (lo >= begin && lo + mem::page_size <= end ? whole : partial).push_back(p);
+    }
+    {
+      std::lock_guard lk(s.mu);
+      for (auto p : whole)
+        if (!s.pages[p].valid) {
+          s.pages[p].pending.clear();
+          s.pages[p].valid = true;
+        }
+    }
+    proto::make_valid(partial);
+    proto::open_for_write(partial, false);
+    proto::open_for_write(whole, true);
+    return;
+  }
+  for (std::uint32_t p = first; p < last; ++p)
+    if (!s.pages[p].valid || mode != Mode::read) pages.push_back(p);
+  proto::make_valid(pages);
+  if (mode != Mode::read) proto::open_for_write(pages, false);
+}
+
+double wtime() { return stats::now_ns() * 1e-9; }
+
 namespace detail {
+
 void* alloc_bytes(std::size_t bytes) {
-  std::size_t rounded = (bytes + page_size - 1) / page_size * page_size;
-  void* p = g_bump.base + g_bump.used;
-  g_bump.used += rounded;
-  return p;
+  require_init("dsm::alloc");
+  auto& s = state();
+  auto npages = std::uint32_t((bytes + page_size - 1) / page_size);
+  std::uint32_t first = s.heap_pages.load();
+  if (std::size_t(first) + npages > s.region->pages()) {
+    std::fprintf(stderr,
+                 "dsm: rank %d: dsm::alloc of %zu bytes does not fit in the shared region (%zu MiB, %zu MiB "
+                 "used); set DSM_REGION_SIZE\n",
+                 s.me, bytes, s.region->capacity() >> 20, std::size_t(first) * page_size >> 20);
+    std::exit(1);
+  }
+  {
+    std::lock_guard lk(s.mu);
+    s.pages.resize(first + npages);
+    s.allocations.push_back({first, npages, bytes});
+    s.heap_pages.store(first + npages);
+  }
+  // Fresh pages are zero on every rank: valid and read-only, so the first write faults.
+  s.region->protect(first, npages, s.nprocs > 1 ? mem::Prot::read : mem::Prot::read_write);
+  if (s.nprocs > 1) proto::barrier_with(bytes);
+  return s.region->app() + std::size_t(first) * page_size;
 }
-void set_barrier_blob(std::vector<std::byte> blob) { g_blobs[0] = std::move(blob); }
-const std::vector<std::vector<std::byte>>& barrier_blobs() { return g_blobs; }
-std::uint64_t barrier_count() { return 0; }
-void claim_exclusive_write(const void*, std::size_t) {}
+
+void set_barrier_blob(std::vector<std::byte> blob) { state().my_blob = std::move(blob); }
+
+const std::vector<std::vector<std::byte>>& barrier_blobs() {
+  auto& s = state();
+  if (s.nprocs == 1) s.blobs[0] = s.my_blob;
+  return s.blobs;
+}
+
+std::uint64_t barrier_count() { return state().epoch; }
+
+void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
+  auto& s = state();
+  if (s.nprocs == 1) return;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  for (std::uint32_t p = first; p < last; ++p) {
+    auto& pg = s.pages[p];
+    if (pg.claim_epoch != s.epoch) {
+      pg.claim_epoch = s.epoch;
+      pg.claim_owner = owner;
+    } else if (pg.claim_owner != owner) {
+      pg.claim_owner = -2;
+    }
+  }
+}
+
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {
-  auto a = reinterpret_cast<std::uintptr_t>(addr);
-  return std::vector<int>((a + bytes + page_size - 1) / page_size - a / page_size, 0);
+  auto& s = state();
+  auto [first, last] = heap_pages_of(addr, bytes);
+  std::vector<int> out;
+  for (std::uint32_t p = first; p < last; ++p) out.push_back(s.nprocs == 1 ? 0 : s.pages[p].last_writer);
+  return out;
 }
-double page_transfer_seconds() { return 0; }
-Extent allocation_of(const void*) { return {nullptr, 0}; }
+
+double page_transfer_seconds() { return state().page_seconds; }
+
+Extent allocation_of(const void* addr) {
+  auto& s = state();
+  if (!s.region || !s.region->contains(addr)) return {nullptr, 0};
+  auto page = page_index(addr);
+  for (const auto& a : s.allocations)
+    if (page >= a.first && page < a.first + a.count)
+      return {s.region->app() + std::size_t(a.first) * page_size, a.bytes};
+  return {nullptr, 0};
+}
+
 }  // namespace detail
 }  // namespace dsm

@@ -17,10 +17,12 @@ const std::vector<std::vector<std::byte>>& barrier_blobs();
 // Number of barriers completed so far.
 std::uint64_t barrier_count();
 
-// The caller promises that until the next barrier no other rank writes any byte of the
-// pages in [addr, addr+bytes): this rank may write them without twins and send whole
-// pages instead of diffs. Every rank must compute such claims from the same inputs.
-void claim_exclusive_write(const void* addr, std::size_t bytes);
+// Records that, until the next barrier, rank `owner` alone writes the pages of
+// [addr, addr+bytes). Collective in effect: every rank must make the same calls in the same
+// order (for every owner, not only itself), computed from the same inputs. The owner then
+// writes those pages without twins and serves whole pages instead of diffs. A page claimed
+// for two different owners between two barriers falls back to twins for the later claims.
+void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 
 // Which rank last wrote each page of [addr, addr+bytes) as far as this rank knows
 // (-1: never written). One entry per page overlapping the range.

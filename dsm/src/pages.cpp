@@ -1,0 +1,367 @@
+// The page protocol: faults, twins, diffs, write notices, fetching and applying changes.
+// Work is done over sets of pages at once (one request per writer, one mprotect per run
+// of pages) because per-page system calls cost more than the computation (DESIGN 3a).
+#include <algorithm>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "diff.hpp"
+#include "state.hpp"
+#include "stats.hpp"
+
+namespace dsm::proto {
+
+namespace {
+
+std::byte* alias_page(std::uint32_t page) {
+  return state().region->alias() + std::size_t(page) * mem::page_size;
+}
+
+void protect(std::vector<std::uint32_t>& pages, mem::Prot prot) {
+  if (pages.empty()) return;
+  std::sort(pages.begin(), pages.end());
+  std::vector<std::size_t> wide(pages.begin(), pages.end());
+  state().region->protect_pages(wide, prot);
+  for (auto p : pages) state().pages[p].prot = prot;
+}
+
+// Turns the twin of a closed interval into that interval's diff. Called with mu held.
+void encode_twin(std::uint32_t page) {
+  auto& s = state();
+  auto& pg = s.pages[page];
+  auto& out = s.diffs[diff_key(page, pg.twin_idx)];
+  std::size_t n = mem::diff_encode(pg.twin.get(), alias_page(page), mem::page_size, out);
+  s.diff_bytes += n;
+  pg.twin.reset();
+  auto& c = stats::counters();
+  c.diffs_created.fetch_add(1, std::memory_order_relaxed);
+  c.diff_bytes_created.fetch_add(n, std::memory_order_relaxed);
+}
+
+// The changes a page still needs, in application order. With a whole page among them,
+// this rank's own concurrent changes must be applied again after it.
+std::vector<Notice> needed_changes(std::uint32_t page) {
+  auto& s = state();
+  auto& pg = s.pages[page];
+  std::vector<Notice> need = pg.pending;
+  for (const Notice& w : pg.pending) {
+    if (!w.whole) continue;
+    std::uint32_t me = std::uint32_t(s.me);
+    for (std::uint32_t k = s.log.get(w.proc, w.idx).vt[me]; k < s.log.known(me); ++k)
+      for (const PageRun& run : s.log.get(me, k).runs)
+        if (page >= run.first && page - run.first < run.count) {
+          if (run.whole) fatal("page %u written without twins by ranks %u and %d concurrently", page, w.proc, s.me);
+          need.push_back({me, k, false});
+        }
+  }
+  return application_order(s.log, std::move(need));
+}
+
+void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data) {
+  auto& c = stats::counters();
+  if (n.whole) {
+    if (data.size() != mem::page_size) fatal("whole page %u from rank %u has %zu bytes", page, n.proc, data.size());
+    std::memcpy(alias_page(page), data.data(), mem::page_size);
+  } else if (!mem::diff_apply(data, alias_page(page), mem::page_size)) {
+    fatal("malformed diff for page %u from rank %u", page, n.proc);
+  }
+  c.diffs_applied.fetch_add(1, std::memory_order_relaxed);
+  c.diff_bytes_applied.fetch_add(data.size(), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void close_interval() {
+  auto& s = state();
+  if (s.dirty.empty()) return;
+  std::sort(s.dirty.begin(), s.dirty.end());
+  std::vector<std::uint8_t> whole;
+  whole.reserve(s.dirty.size());
+  for (auto p : s.dirty) {
+    auto& pg = s.pages[p];
+    whole.push_back(pg.dirty_whole);
+    pg.dirty = pg.dirty_whole = false;
+    pg.last_writer = s.me;
+  }
+  {
+    std::lock_guard lk(s.mu);
+    Interval in;
+    in.proc = std::uint32_t(s.me);
+    in.idx = s.log.known(in.proc);
+    in.vt = s.log.vector_time();
+    in.vt[in.proc] = in.idx + 1;
+    in.runs = to_runs(s.dirty, whole);
+    s.log.add(std::move(in));
+  }
+  // Written pages stay valid; the next write opens a new interval's twin.
+  protect(s.dirty, mem::Prot::read);
+  s.dirty.clear();
+}
+
+void merge(std::vector<Interval> in) {
+  auto& s = state();
+  std::vector<std::uint32_t> invalidated;
+  std::lock_guard lk(s.mu);
+  for (auto& interval : in) {
+    std::uint32_t proc = interval.proc, idx = interval.idx;
+    if (proc == std::uint32_t(s.me)) continue;
+    auto runs = interval.runs;
+    if (!s.log.add(std::move(interval))) continue;
+    const auto& stamp = s.log.get(proc, idx).vt;
+    for (const PageRun& run : runs)
+      for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
+        auto& pg = s.pages[page];
+        if (pg.twin) encode_twin(page);  // our own changes must survive as a diff
+        Notice n{proc, idx, run.whole != 0};
+        if (n.whole)  // the whole page already holds every change that happened before it
+          std::erase_if(pg.pending, [&](const Notice& o) {
+            return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx;
+          });
+        pg.pending.push_back(n);
+        pg.last_writer = std::int32_t(proc);
+        if (pg.valid) {
+          pg.valid = false;
+          invalidated.push_back(page);
+        }
+      }
+  }
+  protect(invalidated, mem::Prot::none);
+}
+
+void make_valid(std::vector<std::uint32_t> pages) {
+  auto& s = state();
+  std::erase_if(pages, [&](std::uint32_t p) { return s.pages[p].valid; });
+  if (pages.empty()) return;
+  stats::Timer timer(stats::counters().protocol_ns);
+  // What each page needs, and from whom. Requests are cut so that replies stay a few MiB.
+  constexpr std::size_t max_items = 1024;
+  std::map<std::uint32_t, std::vector<Notice>> plan;
+  std::map<int, std::vector<std::pair<std::uint32_t, Notice>>> asks;
+  std::map<std::uint64_t, std::vector<std::byte>> own;  // own diffs to re-apply
+  {
+    std::lock_guard lk(s.mu);
+    for (auto page : pages) {
+      auto need = needed_changes(page);
+      for (const Notice& n : need) {
+        if (n.proc == std::uint32_t(s.me)) {
+          if (s.pages[page].twin && s.pages[page].twin_idx == n.idx) encode_twin(page);
+          own[diff_key(page, n.idx)] = s.diffs[diff_key(page, n.idx)];
+        } else {
+          asks[int(n.proc)].push_back({page, n});
+        }
+      }
+      plan[page] = std::move(need);
+    }
+  }
+  std::size_t sent = 0;
+  for (auto& [proc, items] : asks)
+    for (std::size_t from = 0; from < items.size(); from += max_items) {
+      codec::Writer w;
+      w.put<std::uint32_t>(0);
+      std::size_t n = std::min(max_items, items.size() - from);
+      w.put<std::uint32_t>(std::uint32_t(n));
+      for (std::size_t i = from; i < from + n; ++i) {
+        w.put(items[i].first);
+        w.put(items[i].second.idx);
+        w.put<std::uint8_t>(items[i].second.whole);
+      }
+      s.net->send(proc, diff_request, w.buffer());
+      ++sent;
+    }
+  stats::counters().fetch_requests.fetch_add(sent, std::memory_order_relaxed);
+  // Replies, keyed by (page, proc, idx).
+  std::vector<std::vector<std::byte>> replies;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::span<const std::byte>> got;
+  {
+    stats::Timer wait(stats::counters().comm_wait_ns);
+    std::uint64_t t0 = stats::now_ns();
+    for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox());
+    if (!pages.empty() && sent) s.page_seconds = (stats::now_ns() - t0) * 1e-9 / double(pages.size());
+  }
+  for (const auto& rep : replies) {
+    try {
+      codec::Reader r(rep);
+      auto src = r.get<std::uint32_t>();
+      r.get<std::uint32_t>();
+      auto n = r.count(13);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        auto page = r.get<std::uint32_t>();
+        auto idx = r.get<std::uint32_t>();
+        r.get<std::uint8_t>();
+        got[{page, src, idx}] = r.bytes();
+      }
+      r.expect_end();
+    } catch (const codec::DecodeError& e) {
+      fatal("malformed diff reply: %s", e.what());
+    }
+  }
+  std::lock_guard lk(s.mu);
+  for (auto& [page, need] : plan) {
+    for (const Notice& n : need) {
+      if (n.proc == std::uint32_t(s.me)) {
+        apply_change(page, n, own[diff_key(page, n.idx)]);
+        continue;
+      }
+      auto it = got.find({page, n.proc, n.idx});
+      if (it == got.end()) fatal("rank %u did not send the change of page %u (interval %u)", n.proc, page, n.idx);
+      apply_change(page, n, it->second);
+    }
+    auto& pg = s.pages[page];
+    pg.pending.clear();
+    pg.valid = true;
+  }
+  stats::counters().pages_fetched.fetch_add(pages.size(), std::memory_order_relaxed);
+  protect(pages, mem::Prot::read);
+}
+
+void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
+  auto& s = state();
+  std::vector<std::uint32_t> opened;
+  std::uint64_t twins = 0;
+  {
+    std::lock_guard lk(s.mu);
+    std::uint32_t open_idx = s.log.known(std::uint32_t(s.me));
+    for (auto page : pages) {
+      auto& pg = s.pages[page];
+      if (pg.dirty) continue;
+      if (pg.twin) encode_twin(page);  // the twin of a closed interval becomes its diff
+      bool claimed = pg.claim_epoch == s.epoch && pg.claim_owner == s.me;
+      pg.dirty_whole = whole || claimed;
+      if (!pg.dirty_whole) {
+        pg.twin.reset(new std::byte[mem::page_size]);
+        std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
+        pg.twin_idx = open_idx;
+        ++twins;
+      }
+      pg.dirty = true;
+      s.dirty.push_back(page);
+      opened.push_back(page);
+    }
+  }
+  stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
+  protect(opened, mem::Prot::read_write);
+}
+
+void on_fault(void* addr, bool is_write) {
+  auto& s = state();
+  auto page = std::uint32_t(s.region->page_of(addr));
+  if (page >= s.heap_pages) {
+    std::fprintf(stderr, "dsm: rank %d: access to unallocated shared memory at %p\n", s.me, addr);
+    std::signal(SIGSEGV, SIG_DFL);  // the access faults again and ends the rank normally
+    return;
+  }
+  auto& c = stats::counters();
+  (is_write ? c.write_faults : c.read_faults).fetch_add(1, std::memory_order_relaxed);
+  stats::Timer timer(c.protocol_ns);
+  if (!s.pages[page].valid) make_valid({page});
+  if (is_write) open_for_write(std::span(&page, 1), false);
+}
+
+void serve_diff_request(int src, codec::Reader& r) {
+  auto& s = state();
+  auto req = r.get<std::uint32_t>();
+  auto n = r.count(9);
+  codec::Writer w;
+  w.put<std::uint32_t>(std::uint32_t(s.me));
+  w.put(req);
+  w.put(n);
+  {
+    std::lock_guard lk(s.mu);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto page = r.get<std::uint32_t>();
+      auto idx = r.get<std::uint32_t>();
+      auto whole = r.get<std::uint8_t>();
+      if (page >= s.heap_pages) throw codec::DecodeError("diff request for a page outside the heap");
+      w.put(page);
+      w.put(idx);
+      w.put(whole);
+      if (whole) {
+        w.bytes(std::span(alias_page(page), mem::page_size));
+        stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      auto& pg = s.pages[page];
+      if (pg.twin && pg.twin_idx == idx) encode_twin(page);
+      auto it = s.diffs.find(diff_key(page, idx));
+      if (it == s.diffs.end())
+        fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, page, idx);
+      w.bytes(it->second);
+    }
+  }
+  r.expect_end();
+  s.net->send(src, diff_reply, w.buffer());
+}
+
+std::size_t protocol_bytes() {
+  auto& s = state();
+  std::lock_guard lk(s.mu);
+  return s.diff_bytes + s.log.bytes();
+}
+
+// Everything a rank fetches after this call is served from pages, not from the log: every
+// rank first brings all its pages up to date (collectively, between two barriers), then
+// drops diffs, twins and intervals.
+void garbage_collect() {
+  auto& s = state();
+  std::vector<std::uint32_t> all;
+  for (std::uint32_t p = 0; p < s.heap_pages; ++p)
+    if (!s.pages[p].valid) all.push_back(p);
+  make_valid(std::move(all));
+  barrier_with(0);
+  std::lock_guard lk(s.mu);
+  for (auto& pg : s.pages) pg.twin.reset();
+  s.diffs.clear();
+  s.diff_bytes = 0;
+  s.log.clear();
+  s.last_sent_interval = s.log.known(std::uint32_t(s.me));
+  stats::counters().gcs.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<std::byte> wait_inbox() {
+  auto& s = state();
+  std::uint64_t target;
+  {
+    std::lock_guard lk(s.mu);
+    if (!s.inbox.empty()) {
+      auto m = std::move(s.inbox.front());
+      s.inbox.erase(s.inbox.begin());
+      return m;
+    }
+    target = s.arrived.value() + 1;
+  }
+  for (;;) {
+    s.arrived.wait_until(target);
+    std::lock_guard lk(s.mu);
+    if (!s.inbox.empty()) {
+      auto m = std::move(s.inbox.front());
+      s.inbox.erase(s.inbox.begin());
+      return m;
+    }
+    target = s.arrived.value() + 1;
+  }
+}
+
+void post_inbox(std::span<const std::byte> payload) {
+  auto& s = state();
+  {
+    std::lock_guard lk(s.mu);
+    s.inbox.emplace_back(payload.begin(), payload.end());
+  }
+  s.arrived.notify();
+}
+
+void fatal(const char* fmt, ...) {
+  std::fprintf(stderr, "dsm: rank %d: ", state().me);
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+}  // namespace dsm::proto

@@ -1,0 +1,132 @@
+// The runtime's state on one rank, shared by the page protocol (pages.cpp), the
+// synchronization (sync.cpp) and the public API (runtime.cpp). Internal.
+//
+// Threads: the application thread changes page states, the open interval and the interval
+// log; the service thread answers diff requests, forwards locks and manages barriers.
+// `mu` guards what both touch: twins, the diff store, the interval log, lock tokens and
+// the inbox. Runtime code reads and writes page contents only through the region's alias,
+// so it never faults while holding `mu`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bootstrap.hpp"
+#include "codec.hpp"
+#include "intervals.hpp"
+#include "region.hpp"
+#include "signal.hpp"
+#include "transport.hpp"
+
+namespace dsm::proto {
+
+// Message types of the protocol (the transport's uint16 type).
+enum Msg : std::uint16_t {
+  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
+  diff_reply = 2,     // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes)
+  lock_request = 3,   // u32 lock, vt                    (to the lock's manager)
+  lock_forward = 4,   // u32 lock, u32 requester, vt     (manager to the last requester)
+  lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
+  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes
+  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch
+};
+
+struct Page {
+  std::unique_ptr<std::byte[]> twin;  // copy taken at the first write of interval twin_idx
+  std::uint32_t twin_idx = 0;
+  mem::Prot prot = mem::Prot::read;
+  bool valid = true;
+  bool dirty = false;        // written in the open interval
+  bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
+  std::int32_t last_writer = -1;
+  std::int32_t claim_owner = -1;  // exclusive writer claimed for epoch claim_epoch; -2: contested
+  std::uint64_t claim_epoch = ~0ull;
+  std::vector<Notice> pending;  // changes not applied yet (page invalid while non-empty)
+};
+
+struct LockToken {
+  bool held = false;    // this rank has the token
+  bool in_use = false;  // between lock_acquire and lock_release
+  std::optional<std::pair<int, mem::VectorTime>> next;  // who asked after us
+};
+
+struct BarrierManager {  // on rank 0, driven by the service thread
+  std::uint64_t epoch = 0;
+  int arrived = 0;
+  std::vector<mem::VectorTime> vts;
+  std::vector<std::vector<Interval>> intervals;
+  std::vector<std::vector<std::byte>> blobs;
+  std::vector<std::uint64_t> allocs;
+  std::uint64_t max_protocol_bytes = 0;
+};
+
+struct State {
+  int me = 0;
+  int nprocs = 1;
+  std::unique_ptr<mem::Region> region;
+  std::unique_ptr<net::Bootstrap> boot;
+  std::unique_ptr<net::Transport> net;
+
+  std::mutex mu;
+  std::vector<Page> pages;  // one per allocated page of the heap
+  std::atomic<std::uint32_t> heap_pages{0};  // grown by alloc (under mu), read by both threads
+  struct Allocation {
+    std::uint32_t first, count;
+    std::size_t bytes;
+  };
+  std::vector<Allocation> allocations;
+  IntervalLog log{1};
+  std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
+  std::size_t diff_bytes = 0;
+  std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
+  std::uint64_t epoch = 0;                 // barriers completed
+
+  // Replies for the application thread (diff replies, lock grants, barrier departures).
+  net::Signal arrived;
+  std::vector<std::vector<std::byte>> inbox;
+
+  std::vector<LockToken> tokens;
+  std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
+  BarrierManager barrier_mgr;
+
+  std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
+  std::vector<std::byte> my_blob;
+  std::size_t gc_bound = 256u << 20;
+  double page_seconds = 0;  // measured cost of fetching one page
+};
+
+State& state();
+
+inline std::uint64_t diff_key(std::uint32_t page, std::uint32_t idx) {
+  return (std::uint64_t(page) << 32) | idx;
+}
+
+[[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// pages.cpp
+void on_fault(void* addr, bool is_write);
+void close_interval();                 // at every release and acquire
+void merge(std::vector<Interval> in);  // at every acquire: learn intervals, invalidate pages
+void make_valid(std::vector<std::uint32_t> pages);
+void open_for_write(std::span<const std::uint32_t> pages, bool whole);
+void serve_diff_request(int src, codec::Reader& r);
+void garbage_collect();
+std::size_t protocol_bytes();
+// Waits for one message for the application thread and takes it out of the inbox.
+std::vector<std::byte> wait_inbox();
+void post_inbox(std::span<const std::byte> payload);
+
+// sync.cpp
+void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
+void barrier_with(std::uint64_t alloc_bytes);
+void acquire(int lock);
+void release(int lock);
+
+}  // namespace dsm::proto

@@ -1,0 +1,49 @@
+// Per-rank protocol statistics, reported to dsmrun at finalize (dsmrun --stats).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace dsm::stats {
+
+// X-macro so that the counter list, the JSON names and the reset stay one list.
+#define DSM_COUNTERS(X)                                                          \
+  X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
+  X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent) X(pages_fetched)    \
+  X(fetch_requests) X(lock_acquires) X(barriers) X(gcs) X(protocol_bytes_peak)
+#define DSM_TIMERS(X) X(protocol) X(comm_wait) X(lock_wait) X(barrier_wait)
+
+struct Counters {
+#define DSM_DECLARE(name) std::atomic<std::uint64_t> name{0};
+  DSM_COUNTERS(DSM_DECLARE)
+#undef DSM_DECLARE
+#define DSM_DECLARE(name) std::atomic<std::uint64_t> name##_ns{0};
+  DSM_TIMERS(DSM_DECLARE)
+#undef DSM_DECLARE
+};
+
+Counters& counters();
+
+std::uint64_t now_ns();
+
+// Adds the time from construction to destruction to one timer, minus the time spent in
+// timers nested inside it on the same thread, so the timers never count a moment twice.
+class Timer {
+ public:
+  explicit Timer(std::atomic<std::uint64_t>& into);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& into_;
+  Timer* parent_;
+  std::uint64_t start_;
+};
+
+// {"name": value, ...} of every counter, with times in seconds and `extra` fields appended
+// (extra: text of further "key": value pairs, or empty).
+std::string counters_json(double total_seconds, const std::string& extra);
+
+}  // namespace dsm::stats

@@ -1,0 +1,233 @@
+// Synchronization: barriers through a manager (rank 0) and locks with a static manager
+// per lock id and forwarding to the last requester (TreadMarks). Every acquire brings the
+// write notices the acquirer has not seen; the barrier also carries the balancer's figures.
+#include <cstdio>
+
+#include "stats.hpp"
+#include "state.hpp"
+
+namespace dsm::proto {
+
+namespace {
+
+int lock_manager(int lock) { return lock % state().nprocs; }
+
+std::uint32_t heap_pages_locked() { return state().heap_pages.load(); }
+
+// Sends the lock token to `to`, with the intervals it lacks. Called with mu held.
+void grant(int lock, int to, const mem::VectorTime& vt) {
+  auto& s = state();
+  codec::Writer w;
+  w.put<std::uint32_t>(std::uint32_t(lock));
+  encode_list(w, s.log.missing_for(vt));
+  s.tokens[lock].held = false;
+  s.net->send(to, lock_grant, w.buffer());
+}
+
+void on_lock_request(int src, codec::Reader& r) {
+  auto& s = state();
+  auto lock = r.get<std::uint32_t>();
+  auto vt = r.array<std::uint32_t>(s.nprocs);
+  r.expect_end();
+  if (lock >= s.tokens.size() || lock_manager(int(lock)) != s.me || vt.size() != std::size_t(s.nprocs))
+    throw codec::DecodeError("lock request for a lock this rank does not manage");
+  int prev = s.lock_last[lock];
+  s.lock_last[lock] = src;
+  codec::Writer w;
+  w.put(lock);
+  w.put<std::uint32_t>(std::uint32_t(src));
+  w.array<std::uint32_t>(vt);
+  s.net->send(prev, lock_forward, w.buffer());
+}
+
+void on_lock_forward(codec::Reader& r) {
+  auto& s = state();
+  auto lock = r.get<std::uint32_t>();
+  auto to = r.get<std::uint32_t>();
+  auto vt = r.array<std::uint32_t>(s.nprocs);
+  r.expect_end();
+  if (lock >= s.tokens.size() || to >= std::uint32_t(s.nprocs) || vt.size() != std::size_t(s.nprocs))
+    throw codec::DecodeError("malformed lock forward");
+  std::lock_guard lk(s.mu);
+  auto& t = s.tokens[lock];
+  if (t.held && !t.in_use)
+    grant(int(lock), int(to), vt);
+  else
+    t.next = std::pair(int(to), std::move(vt));  // granted at our release
+}
+
+void on_barrier_arrive(int src, codec::Reader& r) {
+  auto& s = state();
+  auto& m = s.barrier_mgr;
+  auto npages = heap_pages_locked();
+  auto epoch = r.get<std::uint64_t>();
+  if (s.me != 0 || epoch != m.epoch) throw codec::DecodeError("barrier arrival out of sequence");
+  auto vt = r.array<std::uint32_t>(s.nprocs);
+  if (vt.size() != std::size_t(s.nprocs)) throw codec::DecodeError("barrier arrival with a bad vector time");
+  auto list = decode_list(r, std::uint32_t(s.nprocs), npages);
+  auto blob = r.bytes();
+  auto alloc = r.get<std::uint64_t>();
+  auto bytes = r.get<std::uint64_t>();
+  r.expect_end();
+  if (!m.vts[src].empty()) throw codec::DecodeError("second barrier arrival from one rank");
+  for (const auto& in : list)
+    if (in.proc != std::uint32_t(src)) throw codec::DecodeError("barrier arrival carries another rank's interval");
+  m.vts[src] = std::move(vt);
+  m.intervals[src] = std::move(list);
+  m.blobs[src].assign(blob.begin(), blob.end());
+  m.allocs[src] = alloc;
+  m.max_protocol_bytes = std::max(m.max_protocol_bytes, bytes);
+  if (++m.arrived < s.nprocs) return;
+
+  bool mismatch = false;
+  for (int p = 1; p < s.nprocs; ++p) mismatch |= m.allocs[p] != m.allocs[0];
+  if (mismatch) {
+    std::fprintf(stderr, "dsm: ranks called dsm::alloc with different sizes or in a different order:");
+    for (int p = 0; p < s.nprocs; ++p)
+      std::fprintf(stderr, " rank %d: %llu bytes%s", p, (unsigned long long)m.allocs[p],
+                   p + 1 < s.nprocs ? "," : "\n");
+  }
+  std::uint8_t gc = m.max_protocol_bytes > s.gc_bound;
+  for (int r2 = 0; r2 < s.nprocs; ++r2) {
+    std::vector<const Interval*> missing;
+    for (int p = 0; p < s.nprocs; ++p)
+      for (const auto& in : m.intervals[p])
+        if (in.idx >= m.vts[r2][p]) missing.push_back(&in);
+    codec::Writer w;
+    w.put(m.epoch);
+    encode_list(w, missing);
+    w.put<std::uint32_t>(std::uint32_t(s.nprocs));
+    for (const auto& b : m.blobs) w.bytes(b);
+    w.put(gc);
+    w.put<std::uint8_t>(mismatch);
+    s.net->send(r2, barrier_depart, w.buffer());
+  }
+  ++m.epoch;
+  m.arrived = 0;
+  m.max_protocol_bytes = 0;
+  for (auto& v : m.vts) v.clear();
+}
+
+}  // namespace
+
+void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload) {
+  auto& s = state();
+  try {
+    codec::Reader r(payload);
+    switch (type) {
+      case diff_request: serve_diff_request(src, r); return;
+      case lock_request: on_lock_request(src, r); return;
+      case lock_forward: on_lock_forward(r); return;
+      case barrier_arrive: on_barrier_arrive(src, r); return;
+      case diff_reply:
+      case lock_grant:
+      case barrier_depart: post_inbox(payload); return;
+      default: throw codec::DecodeError("unknown message type");
+    }
+  } catch (const codec::DecodeError& e) {
+    fatal("rejected message of type %u from rank %d: %s", unsigned(type), src, e.what());
+  }
+  (void)s;
+}
+
+void barrier_with(std::uint64_t alloc_bytes) {
+  auto& s = state();
+  auto& c = stats::counters();
+  close_interval();
+  {
+    stats::Timer wait(c.barrier_wait_ns);
+    codec::Writer w;
+    {
+      std::lock_guard lk(s.mu);
+      w.put(s.epoch);
+      w.array<std::uint32_t>(s.log.vector_time());
+      auto mine = s.log.since(std::uint32_t(s.me), s.last_sent_interval);
+      encode_list(w, mine);
+      s.last_sent_interval = s.log.known(std::uint32_t(s.me));
+      w.bytes(s.my_blob);
+      w.put(alloc_bytes);
+      w.put<std::uint64_t>(s.diff_bytes + s.log.bytes());
+    }
+    s.net->send(0, barrier_arrive, w.buffer());
+    auto reply = wait_inbox();
+    std::uint8_t gc = 0, mismatch = 0;
+    try {
+      codec::Reader r(reply);
+      if (r.get<std::uint64_t>() != s.epoch) throw codec::DecodeError("barrier departure out of sequence");
+      auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap_pages);
+      auto n = r.get<std::uint32_t>();
+      if (n != std::uint32_t(s.nprocs)) throw codec::DecodeError("barrier departure with a bad rank count");
+      std::vector<std::vector<std::byte>> blobs(n);
+      for (auto& b : blobs) {
+        auto span = r.bytes();
+        b.assign(span.begin(), span.end());
+      }
+      gc = r.get<std::uint8_t>();
+      mismatch = r.get<std::uint8_t>();
+      r.expect_end();
+      s.blobs = std::move(blobs);
+      merge(std::move(list));
+    } catch (const codec::DecodeError& e) {
+      fatal("rejected barrier departure: %s", e.what());
+    }
+    if (mismatch) fatal("dsm::alloc called with different sizes or in a different order on different ranks");
+    ++s.epoch;
+    c.barriers.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t bytes = protocol_bytes();
+    if (bytes > c.protocol_bytes_peak.load()) c.protocol_bytes_peak.store(bytes);
+    if (!gc) return;
+  }
+  garbage_collect();
+}
+
+void acquire(int lock) {
+  auto& s = state();
+  auto& c = stats::counters();
+  c.lock_acquires.fetch_add(1, std::memory_order_relaxed);
+  close_interval();
+  {
+    std::lock_guard lk(s.mu);
+    auto& t = s.tokens[lock];
+    if (t.held) {  // released here last and nobody asked since: no messages
+      t.in_use = true;
+      return;
+    }
+  }
+  stats::Timer wait(c.lock_wait_ns);
+  codec::Writer w;
+  {
+    std::lock_guard lk(s.mu);
+    w.put<std::uint32_t>(std::uint32_t(lock));
+    w.array<std::uint32_t>(s.log.vector_time());
+  }
+  s.net->send(lock_manager(lock), lock_request, w.buffer());
+  auto reply = wait_inbox();
+  try {
+    codec::Reader r(reply);
+    if (r.get<std::uint32_t>() != std::uint32_t(lock)) throw codec::DecodeError("grant of another lock");
+    auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap_pages);
+    r.expect_end();
+    merge(std::move(list));
+  } catch (const codec::DecodeError& e) {
+    fatal("rejected lock grant: %s", e.what());
+  }
+  std::lock_guard lk(s.mu);
+  s.tokens[lock].held = true;
+  s.tokens[lock].in_use = true;
+}
+
+void release(int lock) {
+  auto& s = state();
+  close_interval();
+  std::lock_guard lk(s.mu);
+  auto& t = s.tokens[lock];
+  if (!t.held || !t.in_use) fatal("dsm::lock_release(%d) of a lock this rank does not hold", lock);
+  t.in_use = false;
+  if (t.next) {
+    auto [to, vt] = std::move(*t.next);
+    t.next.reset();
+    grant(lock, to, vt);
+  }
+}
+
+}  // namespace dsm::proto
