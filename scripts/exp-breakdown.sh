@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fig. 7 of the paper: where the time goes (user computation / protocol / communication and
+# waiting) at 2 ranks without load, with load, and with load and balancing, from the
+# runtime's statistics (dsmrun --stats-json), normalized to the no-load time.
+# Writes results/breakdown.csv (per rank) and results/breakdown.png (mean over ranks).
+source "$(dirname "$0")/exp-lib.sh"
+csv=$results/breakdown.csv
+json=$(mktemp)
+trap 'load_stop; rm -f "$json"' EXIT
+echo "app,condition,rank,user,protocol,wait,msgs,diff_bytes,whole_pages,normalized_to" >"$csv"
+for app in matmul jacobi; do
+  base=
+  for condition in none load load+lb; do
+    policy=static
+    [ "$condition" = load+lb ] && policy=$lb
+    [ "$condition" = none ] || load_start 1
+    run "$app" "$version" 2 --lb "$policy" --stats-json "$json"
+    load_stop
+    [ -n "$base" ] || base=$run_time
+    stats_rows "$json" | sed "s/^/$app,$condition,/; s/\$/,$base/" >>"$csv"
+  done
+done
+column -s, -t "$csv"
+plot breakdown
