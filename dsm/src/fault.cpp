@@ -2,6 +2,9 @@
 
 #include <signal.h>
 #include <ucontext.h>
+#if defined(__aarch64__)
+#include <asm/sigcontext.h>  // _aarch64_ctx, ESR_MAGIC, esr_context
+#endif
 
 #include <atomic>
 #include <cerrno>
