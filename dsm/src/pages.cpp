@@ -310,7 +310,7 @@ void garbage_collect() {
   for (std::uint32_t p = 0; p < s.heap_pages; ++p)
     if (!s.pages[p].valid) all.push_back(p);
   make_valid(std::move(all));
-  barrier_with(0);
+  barrier_with(0, true);
   std::lock_guard lk(s.mu);
   for (auto& pg : s.pages) pg.twin.reset();
   s.diffs.clear();

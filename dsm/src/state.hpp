@@ -125,7 +125,9 @@ void post_inbox(std::span<const std::byte> payload);
 
 // sync.cpp
 void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
-void barrier_with(std::uint64_t alloc_bytes);
+// A barrier; alloc_bytes > 0 also checks that every rank allocates the same size. The
+// barrier inside garbage collection passes collecting = true, so it cannot start another.
+void barrier_with(std::uint64_t alloc_bytes, bool collecting = false);
 void acquire(int lock);
 void release(int lock);
 

@@ -130,7 +130,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
   (void)s;
 }
 
-void barrier_with(std::uint64_t alloc_bytes) {
+void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
   close_interval();
@@ -146,7 +146,7 @@ void barrier_with(std::uint64_t alloc_bytes) {
       s.last_sent_interval = s.log.known(std::uint32_t(s.me));
       w.bytes(s.my_blob);
       w.put(alloc_bytes);
-      w.put<std::uint64_t>(s.diff_bytes + s.log.bytes());
+      w.put<std::uint64_t>(collecting ? 0 : s.diff_bytes + s.log.bytes());
     }
     s.net->send(0, barrier_arrive, w.buffer());
     auto reply = wait_inbox();

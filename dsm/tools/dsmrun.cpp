@@ -476,12 +476,18 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
   app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array");
   app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB)");
-  app.add_option("--env", opt.env, "extra K=V for every rank")->check([](const std::string& s) {
+  app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->allow_extra_args(false)->check([](const std::string& s) {
     return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
   });
-  app.add_option("command", opt.command, "program and its arguments")->required();
+  // Everything from the program on belongs to the program, even options dsmrun also has.
   app.prefix_command();
+  app.footer("Usage: dsmrun -n N [options] ./prog args...");
   CLI11_PARSE(app, argc, argv);
+  opt.command = app.remaining();
+  if (opt.command.empty()) {
+    std::fprintf(stderr, "dsmrun: no program given\nRun with --help for more information.\n");
+    return 2;
+  }
   try {
     return Job(std::move(opt)).run();
   } catch (const std::exception& e) {
