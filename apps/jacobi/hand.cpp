@@ -21,10 +21,10 @@ int main(int argc, char** argv) {
   app::Tracer trace(o.trace && dsm::rank() == 0, t0);
   for (long it = 0; it < o.iters; ++it) {
     dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read);
-    dsm::prefetch(sh_b + mine.lo * n, block, dsm::Mode::write);
+    dsm::prefetch(sh_b + mine.lo * n, block, dsm::Mode::write_exclusive);
     jacobi::sweep(sh_a, sh_b, n, mine.lo, mine.hi);
     dsm::barrier();
-    dsm::prefetch(sh_a + mine.lo * n, block, dsm::Mode::write);
+    dsm::prefetch(sh_a + mine.lo * n, block, dsm::Mode::write_exclusive);
     jacobi::copy(sh_b, sh_a, n, mine.lo, mine.hi);
     dsm::barrier();
     trace.iteration(it);

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   dsm::prefetch(sh_a + mine.lo * n, (mine.hi - mine.lo) * n * sizeof(long), dsm::Mode::read);
   dsm::prefetch(sh_b, n * n * sizeof(long), dsm::Mode::read);
   for (long it = 0; it < o.iters; ++it) {
-    dsm::prefetch(sh_c + mine.lo * n, (mine.hi - mine.lo) * n * sizeof(long), dsm::Mode::write);
+    dsm::prefetch(sh_c + mine.lo * n, (mine.hi - mine.lo) * n * sizeof(long), dsm::Mode::write_exclusive);
     matmul::rows(sh_a, sh_b, sh_c, n, mine.lo, mine.hi);
     dsm::barrier();
     trace.iteration(it);

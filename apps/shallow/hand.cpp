@@ -24,12 +24,12 @@ struct Hand {
     const app::Rows own = owned();
     const app::Rows b{std::max(lo, own.lo), std::min(hi, own.hi)};
     if (b.lo >= b.hi) return;
-    for (double* a : written) dsm::prefetch(a + b.lo * n, (b.hi - b.lo) * n * sizeof(double), dsm::Mode::write);
+    for (double* a : written) dsm::prefetch(a + b.lo * n, (b.hi - b.lo) * n * sizeof(double), dsm::Mode::write_exclusive);
     f(b.lo, b.hi);
   }
   void edge(long row, long lo, long hi, shallow::Written written, auto f) {
     if (row == 0 ? rank != 0 : rank != nprocs - 1) return;
-    for (double* a : written) dsm::prefetch(a + row * n, n * sizeof(double), dsm::Mode::write);
+    for (double* a : written) dsm::prefetch(a + row * n, n * sizeof(double), dsm::Mode::write_exclusive);
     f(lo, hi);
   }
   void sync() { dsm::barrier(); }

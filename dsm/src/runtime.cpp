@@ -191,6 +191,13 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     proto::open_for_write(whole, true);
     return;
   }
+  if (mode == Mode::write_exclusive) {
+    // Only pages entirely inside the range: a page shared with a neighbour's range keeps its twin.
+    auto begin = reinterpret_cast<std::uintptr_t>(addr);
+    const std::uintptr_t ps = detail::page_size;
+    auto lo = (begin + ps - 1) / ps * ps, hi = (begin + bytes) / ps * ps;
+    if (hi > lo) detail::claim_exclusive_write(s.me, reinterpret_cast<const void*>(lo), hi - lo);
+  }
   for (std::uint32_t p = first; p < last; ++p)
     if (!s.pages[p].valid || mode != Mode::read) pages.push_back(p);
   proto::make_valid(pages);

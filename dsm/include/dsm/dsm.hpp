@@ -32,6 +32,10 @@ enum class Mode {
   write,       // also open for writing (twins in one pass)
   read_write,  // same as write
   write_all,   // the range will be completely overwritten: no fetch, no twin
+  // Like write, and this rank promises that no other rank writes these pages until the next
+  // barrier: no twins, and readers fetch whole pages instead of diffs. This is how a
+  // page-aware split (each rank owns its pages) avoids the multiple-writer protocol's cost.
+  write_exclusive,
 };
 // Brings [addr, addr+bytes) of the shared region into the state `mode` asks for, with one
 // request per writer instead of one fault per page. Addresses outside the region are ignored.
