@@ -484,6 +484,7 @@ int main(int argc, char** argv) {
   app.footer("Usage: dsmrun -n N [options] ./prog args...");
   CLI11_PARSE(app, argc, argv);
   opt.command = app.remaining();
+  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
   if (opt.command.empty()) {
     std::fprintf(stderr, "dsmrun: no program given\nRun with --help for more information.\n");
     return 2;
