@@ -1,6 +1,7 @@
 #include "diff.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -93,13 +94,35 @@ std::size_t get_u16(const std::byte* p) {
   return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
 }
 
-// Appends one run of words [first, first+count) of `page`.
-void append_run(const std::byte* page, std::size_t first, std::size_t count, std::vector<std::byte>& out) {
+// Bit k set when byte k of the two words differs.
+std::uint8_t changed_bytes(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t x = a ^ b, low7 = 0x7f7f7f7f7f7f7f7full;
+  // High bit of each byte set when that byte of x is non-zero; then gather the high bits.
+  const std::uint64_t t = (((x & low7) + low7) | x) & ~low7;
+  return static_cast<std::uint8_t>(((t >> 7) * 0x0102040810204080ull) >> 56);
+}
+
+// 64-bit mask with byte k all ones when bit k of m is set.
+constexpr auto byte_masks = [] {
+  std::array<std::uint64_t, 256> t{};
+  for (unsigned m = 0; m < 256; ++m)
+    for (unsigned k = 0; k < 8; ++k)
+      if (m >> k & 1) t[m] |= std::uint64_t{0xff} << (8 * k);
+  return t;
+}();
+
+// Appends one run of words [first, first+count) of `page`: header, one byte mask per word
+// (which bytes changed), then the words.
+void append_run(const std::byte* twin, const std::byte* page, std::size_t first, std::size_t count,
+                std::vector<std::byte>& out) {
   const std::size_t at = out.size();
-  out.resize(at + header + count * word);
+  out.resize(at + header + count + count * word);
   put_u16(&out[at], first);
   put_u16(&out[at + 2], count);
-  std::memcpy(&out[at + header], page + first * word, count * word);
+  for (std::size_t i = 0; i < count; ++i)
+    out[at + header + i] = static_cast<std::byte>(
+        changed_bytes(load_word(twin + (first + i) * word), load_word(page + (first + i) * word)));
+  std::memcpy(&out[at + header + count], page + first * word, count * word);
 }
 
 // Index of the first bit at or after `i` equal to `value` in the mask, or nbits.
@@ -126,7 +149,7 @@ std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_
   const std::size_t before = out.size();
   for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
     const std::size_t end = next_bit(mask, i + 1, nwords, false);
-    append_run(page, i, end - i, out);
+    append_run(twin, page, i, end - i, out);
     i = next_bit(mask, end, nwords, true);
   }
   return out.size() - before;
@@ -141,7 +164,7 @@ std::size_t diff_encode_reference(const std::byte* twin, const std::byte* page, 
   for (std::size_t i = 0; i <= nwords; ++i) {
     const bool changed = i < nwords && load_word(twin + i * word) != load_word(page + i * word);
     if (changed && !in_run) run_start = i;
-    if (!changed && in_run) append_run(page, run_start, i - run_start, out);
+    if (!changed && in_run) append_run(twin, page, run_start, i - run_start, out);
     in_run = changed;
   }
   return out.size() - before;
@@ -156,14 +179,24 @@ bool diff_apply(std::span<const std::byte> diff, std::byte* page, std::size_t pa
     if (diff.size() - pos < header) return false;
     const std::size_t first = get_u16(&diff[pos]), count = get_u16(&diff[pos + 2]);
     if (count == 0 || first < next_free || first + count > nwords) return false;
-    if ((diff.size() - pos - header) / word < count) return false;
-    pos += header + count * word;
+    if ((diff.size() - pos - header) / (word + 1) < count) return false;
+    for (std::size_t i = 0; i < count; ++i)
+      if (diff[pos + header + i] == std::byte{0}) return false;  // an unchanged word is never sent
+    pos += header + count * (word + 1);
     next_free = first + count + 1;
   }
   for (pos = 0; pos < diff.size();) {
     const std::size_t first = get_u16(&diff[pos]), count = get_u16(&diff[pos + 2]);
-    std::memcpy(page + first * word, &diff[pos + header], count * word);
-    pos += header + count * word;
+    const std::byte* masks = &diff[pos + header];
+    const std::byte* data = masks + count;
+    for (std::size_t i = 0; i < count; ++i) {
+      // Only the bytes that changed: a concurrent writer of the word's other bytes keeps them.
+      const std::uint64_t m = byte_masks[std::to_integer<unsigned>(masks[i])];
+      std::byte* target = page + (first + i) * word;
+      const std::uint64_t v = (load_word(target) & ~m) | (load_word(data + i * word) & m);
+      std::memcpy(target, &v, word);
+    }
+    pos += header + count * (word + 1);
   }
   return true;
 }

@@ -49,8 +49,10 @@ void check_rejected(const Bytes& diff) {
   CHECK(target == original);
 }
 
+// A run header, then data_words byte masks (all bytes changed) and words.
 Bytes run(std::uint16_t first, std::uint16_t count, std::size_t data_words) {
-  Bytes d(4 + data_words * 8, std::byte{0xab});
+  Bytes d(4 + data_words * 9, std::byte{0xab});
+  for (std::size_t i = 0; i < data_words; ++i) d[4 + i] = std::byte{0xff};
   d[0] = std::byte(first & 0xff), d[1] = std::byte(first >> 8);
   d[2] = std::byte(count & 0xff), d[3] = std::byte(count >> 8);
   return d;
@@ -99,7 +101,7 @@ TEST_CASE("a full-page diff is barely bigger than the page") {
   std::mt19937_64 rng(3);
   const Bytes twin(page), now(page, std::byte{1});
   const Bytes d = encode(twin, now);
-  CHECK(d.size() == page + 4);
+  CHECK(d.size() == 4 + page / 8 + page);
   CHECK(applied(d, twin) == now);
 }
 
@@ -110,9 +112,21 @@ TEST_CASE("single changed bytes at the start and the end of the page") {
     Bytes now = twin;
     now[at] ^= std::byte{0x80};
     const Bytes d = encode(twin, now);
-    CHECK(d.size() == 4 + 8);
+    CHECK(d.size() == 4 + 1 + 8);
     CHECK(applied(d, twin) == now);
   }
+}
+
+TEST_CASE("writers of the two halves of one word compose") {
+  std::mt19937_64 rng(11);
+  const Bytes twin = random_page(rng);
+  Bytes a = twin, b = twin, both = twin;
+  for (std::size_t w = 0; w < page / 8; ++w) {
+    a[w * 8 + 1] = both[w * 8 + 1] = ~twin[w * 8 + 1];  // writer A: byte 1 of every word
+    b[w * 8 + 6] = both[w * 8 + 6] = ~twin[w * 8 + 6];  // writer B: byte 6
+  }
+  CHECK(applied(encode(twin, b), applied(encode(twin, a), twin)) == both);
+  CHECK(applied(encode(twin, a), applied(encode(twin, b), twin)) == both);
 }
 
 TEST_CASE("successive diffs applied in order reproduce the final page") {
@@ -150,7 +164,7 @@ TEST_CASE("malformed diffs are rejected without touching the page") {
   SECTION("truncated anywhere but at a run boundary") {
     std::vector<std::size_t> boundaries{0};
     for (std::size_t pos = 0; pos < good.size();) {
-      pos += 4 + 8 * (std::to_integer<std::size_t>(good[pos + 2]) | std::to_integer<std::size_t>(good[pos + 3]) << 8);
+      pos += 4 + 9 * (std::to_integer<std::size_t>(good[pos + 2]) | std::to_integer<std::size_t>(good[pos + 3]) << 8);
       boundaries.push_back(pos);
     }
     for (std::size_t len = 1; len < good.size(); ++len)

@@ -22,7 +22,9 @@ if ((ms > limit * 1000)); then echo "expect: took longer than $limit s"; ok=0; f
 if [ -n "$regex" ] && ! grep -Eq "$regex" "$out"; then echo "expect: output lacks /$regex/"; ok=0; fi
 sleep 0.3
 left=
-for pid in $(pgrep -f 'net_exerciser|dsmrun|sleep'); do
+for dir in /proc/[0-9]*; do
+  pid=${dir#/proc/}
+  [ "$pid" = $$ ] && continue
   grep -qsa "DSM_EXPECT_MARKER=$DSM_EXPECT_MARKER" "/proc/$pid/environ" && left+=" $(ps -o pid=,args= -p "$pid")"
 done
 if [ -n "$left" ]; then echo "expect: processes left behind: $left"; ok=0; fi

@@ -1,0 +1,198 @@
+// Multi-process checks of the DSM core, run through dsmrun at 1 to 4 ranks. Each mode
+// compares shared memory with what a sequential execution gives; exit 1 on a mismatch.
+#include <dsm/dsm.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const char* what, long where, long got, long want) {
+  if (ok) return;
+  if (++failures <= 10)
+    std::fprintf(stderr, "rank %d: %s at %ld: got %ld, want %ld\n", dsm::rank(), what, where, got, want);
+}
+
+// Every rank writes its own words, interleaved, so every page has several writers.
+void false_sharing() {
+  const long n = 64 * 1024;
+  auto* sh_a = dsm::alloc<std::int32_t>(n);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (int round = 1; round <= 3; ++round) {
+    for (long i = me; i < n; i += P) sh_a[i] = std::int32_t(i * 7 + round);
+    dsm::barrier();
+    for (long i = 0; i < n; ++i) expect(sh_a[i] == i * 7 + round, "false sharing", i, sh_a[i], i * 7 + round);
+    dsm::barrier();
+  }
+}
+
+// A counter every rank increments under a lock: migratory data.
+void migratory() {
+  auto* sh_c = dsm::alloc<long>(2);
+  const int per_rank = 2000;
+  for (int k = 0; k < per_rank; ++k) {
+    dsm::lock_acquire(3);
+    sh_c[0] += 1;
+    sh_c[1] += dsm::rank() + 1;
+    dsm::lock_release(3);
+  }
+  dsm::barrier();
+  const long P = dsm::nprocs();
+  expect(sh_c[0] == per_rank * P, "counter", 0, sh_c[0], per_rank * P);
+  expect(sh_c[1] == per_rank * P * (P + 1) / 2, "weighted counter", 1, sh_c[1], per_rank * P * (P + 1) / 2);
+}
+
+// Rank 0 produces items one at a time; the others consume them in turn through a lock.
+void producer_consumer() {
+  const long items = 200, len = 3000;  // each item spans pages
+  auto* sh_buf = dsm::alloc<long>(len);
+  auto* sh_state = dsm::alloc<long>(2);  // [0]: item number ready, [1]: consumed count
+  const int P = dsm::nprocs();
+  if (P == 1) return;
+  long consumed_sum = 0;
+  for (long item = 1; item <= items; ++item) {
+    int consumer = 1 + int(item % (P - 1));
+    if (dsm::rank() == 0) {
+      for (;;) {  // wait until the previous item was consumed
+        dsm::lock_acquire(1);
+        bool free = sh_state[1] == item - 1;
+        if (free) {
+          for (long i = 0; i < len; ++i) sh_buf[i] = item * 100000 + i;
+          sh_state[0] = item;
+        }
+        dsm::lock_release(1);
+        if (free) break;
+      }
+    } else if (dsm::rank() == consumer) {
+      for (;;) {
+        dsm::lock_acquire(1);
+        bool ready = sh_state[0] == item;
+        if (ready) {
+          for (long i = 0; i < len; ++i) {
+            expect(sh_buf[i] == item * 100000 + i, "consumed item", i, sh_buf[i], item * 100000 + i);
+            consumed_sum += sh_buf[i];
+          }
+          sh_state[1] = item;
+        }
+        dsm::lock_release(1);
+        if (ready) break;
+      }
+    }
+  }
+  dsm::barrier();
+  expect(sh_state[1] == items, "items consumed", 1, sh_state[1], items);
+}
+
+// Jacobi-like phases over many pages, with the row split changing every phase.
+void stencil() {
+  const long n = 300, iters = 12;
+  auto* sh_a = dsm::alloc<double>(n * n);
+  auto* sh_b = dsm::alloc<double>(n * n);
+  std::vector<double> a(n * n), b(n * n);
+  for (long i = 0; i < n * n; ++i) a[i] = double(i % 97);
+  if (dsm::rank() == 0) std::memcpy(sh_a, a.data(), sizeof(double) * n * n);
+  dsm::barrier();
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (long it = 0; it < iters; ++it) {
+    long shift = it * 7 % 13;  // rows move between ranks: pages change hands
+    long lo = 1 + (n - 2) * me / P + (me ? shift : 0), hi = 1 + (n - 2) * (me + 1) / P + (me + 1 < P ? shift : 0);
+    for (long i = lo; i < hi; ++i)
+      for (long j = 1; j < n - 1; ++j)
+        sh_b[i * n + j] = 0.25 * (sh_a[(i - 1) * n + j] + sh_a[(i + 1) * n + j] + sh_a[i * n + j - 1] + sh_a[i * n + j + 1]);
+    dsm::barrier();
+    for (long i = lo; i < hi; ++i)
+      for (long j = 1; j < n - 1; ++j) sh_a[i * n + j] = sh_b[i * n + j];
+    dsm::barrier();
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j)
+        b[i * n + j] = 0.25 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] + a[i * n + j + 1]);
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j) a[i * n + j] = b[i * n + j];
+  }
+  for (long i = 0; i < n * n; ++i) expect(sh_a[i] == a[i], "stencil", i, long(sh_a[i]), long(a[i]));
+}
+
+// A random program of writes, lock-protected updates and barriers, the same on every rank
+// (same seed), checked against a sequential model of release consistency: in each phase
+// every byte has at most one writer (race-free), lock-protected slots get additions (whose
+// total does not depend on the order), and after each barrier every byte must match.
+void randomized(unsigned seed, int phases) {
+  const long bytes = 64 * 4096 + 123;
+  const int slots = 16;
+  auto* sh_mem = dsm::alloc<std::uint8_t>(bytes);
+  auto* sh_slot = dsm::alloc<long>(slots);
+  std::vector<std::uint8_t> model(bytes, 0);
+  std::vector<long> slot_model(slots, 0);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  std::mt19937 rng(seed);
+  for (int phase = 0; phase < phases; ++phase) {
+    // Runs of bytes with random owners. The first owner of a byte in a phase keeps it for
+    // the phase (other owners skip it), so no byte is written by two ranks between barriers.
+    std::vector<int> phase_owner(bytes, -1);
+    long writes = 1 + long(rng() % 40);
+    for (long w = 0; w < writes; ++w) {
+      long at = long(rng() % bytes), len = 1 + long(rng() % (rng() % 2 ? 64 : 9000));
+      if (at + len > bytes) len = bytes - at;
+      int owner = int(rng() % P);
+      std::uint8_t value = std::uint8_t(rng());
+      const bool prefetch = rng() % 3 == 0;  // drawn on every rank: the streams stay equal
+      if (owner == me && prefetch) dsm::prefetch(sh_mem + at, len, dsm::Mode::write);
+      for (long i = at; i < at + len; ++i) {
+        if (phase_owner[i] != -1 && phase_owner[i] != owner) continue;
+        phase_owner[i] = owner;
+        model[i] = value;
+        if (owner == me) sh_mem[i] = value;
+      }
+    }
+    // Lock-protected additions.
+    long updates = long(rng() % 20);
+    for (long u = 0; u < updates; ++u) {
+      int who = int(rng() % P), slot = int(rng() % slots);
+      long add = long(rng() % 1000);
+      if (who == me) {
+        dsm::lock_acquire(slot);
+        sh_slot[slot] += add;
+        dsm::lock_release(slot);
+      }
+      slot_model[slot] += add;
+    }
+    dsm::barrier();
+    // Reads only sometimes, so some pages stay invalid across phases with many notices.
+    if (rng() % 2 == 0 || phase + 1 == phases) {
+      for (long i = 0; i < bytes; ++i) expect(sh_mem[i] == model[i], "random bytes", i, sh_mem[i], model[i]);
+      for (int s = 0; s < slots; ++s) expect(sh_slot[s] == slot_model[s], "lock slot", s, sh_slot[s], slot_model[s]);
+    }
+    dsm::barrier();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dsm::init(argc, argv);
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "false_sharing") false_sharing();
+  else if (mode == "migratory") migratory();
+  else if (mode == "producer_consumer") producer_consumer();
+  else if (mode == "stencil") stencil();
+  else if (mode == "random") {
+    for (unsigned seed = 1; seed <= 6; ++seed) randomized(seed, 30);
+  } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
+    randomized(unsigned(std::stoul(argv[2])), std::stoi(argv[3]));
+  } else if (mode == "long") {  // many phases: with a small DSM_GC_BOUND, collections happen
+    randomized(42, 400);
+  } else {
+    std::fprintf(stderr, "dsm_check: unknown mode '%s'\n", mode.c_str());
+    return 2;
+  }
+  dsm::finalize();
+  if (failures) std::fprintf(stderr, "rank %d: %d mismatches\n", dsm::rank(), failures);
+  else if (dsm::rank() == 0) std::printf("%s ok\n", mode.c_str());
+  return failures ? 1 : 0;
+}
