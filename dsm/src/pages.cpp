@@ -74,17 +74,31 @@ void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte
 
 }  // namespace
 
-void close_interval() {
+void close_interval(bool at_barrier) {
   auto& s = state();
+  // A held page may have been written without a fault: it counts as written, whole.
+  for (auto p : s.held) {
+    auto& pg = s.pages[p];
+    if (!pg.held || pg.dirty) continue;
+    pg.dirty = pg.dirty_whole = true;
+    s.dirty.push_back(p);
+  }
   if (s.dirty.empty()) return;
   std::sort(s.dirty.begin(), s.dirty.end());
   std::vector<std::uint8_t> whole;
   whole.reserve(s.dirty.size());
+  std::vector<std::uint32_t> read_only, still_held;
   for (auto p : s.dirty) {
     auto& pg = s.pages[p];
     whole.push_back(pg.dirty_whole);
     pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
+    if (pg.held && at_barrier && !pg.hold_ends && s.epoch - pg.held_epoch < 2) {
+      still_held.push_back(p);
+      continue;
+    }
+    pg.held = pg.hold_ends = false;
+    read_only.push_back(p);
   }
   {
     std::lock_guard lk(s.mu);
@@ -97,8 +111,28 @@ void close_interval() {
     s.log.add(std::move(in));
   }
   // Written pages stay valid; the next write opens a new interval's twin.
-  protect(s.dirty, mem::Prot::read);
+  protect(read_only, mem::Prot::read);
+  s.held = std::move(still_held);
   s.dirty.clear();
+}
+
+void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
+  auto& s = state();
+  for (std::uint32_t p = first; p < last; ++p) {
+    auto& pg = s.pages[p];
+    bool fresh = pg.claim_epoch != s.epoch;
+    bool taken = fresh ? pg.holder >= 0 && pg.holder != owner : pg.claim_owner != owner;
+    if (taken) {  // two owners: nobody writes it whole this epoch, and holding ends
+      if (pg.holder == s.me) pg.hold_ends = true;
+      pg.holder = -1;
+      pg.claim_epoch = s.epoch;
+      pg.claim_owner = -2;
+    } else if (fresh) {
+      pg.claim_epoch = s.epoch;
+      pg.claim_owner = owner;
+      if (collective) pg.holder = owner;
+    }
+  }
 }
 
 void merge(std::vector<Interval> in) {
@@ -122,6 +156,7 @@ void merge(std::vector<Interval> in) {
           });
         pg.pending.push_back(n);
         pg.last_writer = std::int32_t(proc);
+        pg.held = false;
         if (pg.valid) {
           pg.valid = false;
           invalidated.push_back(page);
@@ -227,9 +262,18 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
     for (auto page : pages) {
       auto& pg = s.pages[page];
       if (pg.dirty) continue;
+      if (pg.held) {  // already writable, and announced whole at every interval end
+        pg.held_epoch = s.epoch;
+        continue;
+      }
       if (pg.twin) encode_twin(page);  // the twin of a closed interval becomes its diff
       bool claimed = pg.claim_epoch == s.epoch && pg.claim_owner == s.me;
       pg.dirty_whole = whole || claimed;
+      if (claimed && pg.holder == s.me) {
+        pg.held = true;
+        pg.held_epoch = s.epoch;
+        s.held.push_back(page);
+      }
       if (!pg.dirty_whole) {
         pg.twin.reset(new std::byte[mem::page_size]);
         std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);

@@ -196,7 +196,10 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     auto begin = reinterpret_cast<std::uintptr_t>(addr);
     const std::uintptr_t ps = detail::page_size;
     auto lo = (begin + ps - 1) / ps * ps, hi = (begin + bytes) / ps * ps;
-    if (hi > lo) detail::claim_exclusive_write(s.me, reinterpret_cast<const void*>(lo), hi - lo);
+    if (hi > lo) {
+      auto [first, last] = heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
+      proto::claim(s.me, first, last, false);  // this rank's promise only: not held
+    }
   }
   for (std::uint32_t p = first; p < last; ++p)
     if (!s.pages[p].valid || mode != Mode::read) pages.push_back(p);
@@ -246,15 +249,7 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   auto& s = state();
   if (s.nprocs == 1) return;
   auto [first, last] = heap_pages_of(addr, bytes);
-  for (std::uint32_t p = first; p < last; ++p) {
-    auto& pg = s.pages[p];
-    if (pg.claim_epoch != s.epoch) {
-      pg.claim_epoch = s.epoch;
-      pg.claim_owner = owner;
-    } else if (pg.claim_owner != owner) {
-      pg.claim_owner = -2;
-    }
-  }
+  proto::claim(owner, first, last, true);
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {

@@ -47,6 +47,14 @@ struct Page {
   std::int32_t last_writer = -1;
   std::int32_t claim_owner = -1;  // exclusive writer claimed for epoch claim_epoch; -2: contested
   std::uint64_t claim_epoch = ~0ull;
+  // Holding: the owner of a collective claim keeps the page writable across barriers and
+  // announces it as a whole page at every interval end, so a loop that writes the same
+  // pages every time pays no mprotect and no fault. `holder` is the same on every rank
+  // (it follows the collective claims); `held` is this rank's side of it.
+  std::int32_t holder = -1;
+  bool held = false;
+  bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
+  std::uint64_t held_epoch = 0;  // last epoch a loop opened it
   std::vector<Notice> pending;  // changes not applied yet (page invalid while non-empty)
 };
 
@@ -83,6 +91,7 @@ struct State {
   std::vector<Allocation> allocations;
   IntervalLog log{1};
   std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
+  std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
   std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
   std::size_t diff_bytes = 0;
   std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
@@ -112,7 +121,10 @@ inline std::uint64_t diff_key(std::uint32_t page, std::uint32_t idx) {
 
 // pages.cpp
 void on_fault(void* addr, bool is_write);
-void close_interval();                 // at every release and acquire
+// At every release and acquire. Held pages stay writable only across barriers.
+void close_interval(bool at_barrier);
+// Records a claim (see runtime_hooks.hpp); collective claims may be held across barriers.
+void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
 void merge(std::vector<Interval> in);  // at every acquire: learn intervals, invalidate pages
 void make_valid(std::vector<std::uint32_t> pages);
 void open_for_write(std::span<const std::uint32_t> pages, bool whole);

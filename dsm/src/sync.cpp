@@ -133,7 +133,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
 void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
-  close_interval();
+  close_interval(true);
   {
     stats::Timer wait(c.barrier_wait_ns);
     codec::Writer w;
@@ -184,7 +184,7 @@ void acquire(int lock) {
   auto& s = state();
   auto& c = stats::counters();
   c.lock_acquires.fetch_add(1, std::memory_order_relaxed);
-  close_interval();
+  close_interval(false);
   {
     std::lock_guard lk(s.mu);
     auto& t = s.tokens[lock];
@@ -218,7 +218,7 @@ void acquire(int lock) {
 
 void release(int lock) {
   auto& s = state();
-  close_interval();
+  close_interval(false);
   std::lock_guard lk(s.mu);
   auto& t = s.tokens[lock];
   if (!t.held || !t.in_use) fatal("dsm::lock_release(%d) of a lock this rank does not hold", lock);
