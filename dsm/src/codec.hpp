@@ -22,8 +22,9 @@ class Writer {
   template <class T>
   void put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    buf_.insert(buf_.end(), p, p + sizeof(T));
+    const std::size_t at = buf_.size();
+    buf_.resize(at + sizeof(T));
+    std::memcpy(buf_.data() + at, &v, sizeof(T));
   }
   void bytes(std::span<const std::byte> b) {
     put<std::uint32_t>(static_cast<std::uint32_t>(b.size()));

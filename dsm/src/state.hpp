@@ -35,6 +35,8 @@ enum Msg : std::uint16_t {
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
   barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes
   barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch
+  echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
+  echo_reply = 9,
 };
 
 struct Page {
@@ -141,6 +143,8 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
 // barrier inside garbage collection passes collecting = true, so it cannot start another.
 void barrier_with(std::uint64_t alloc_bytes, bool collecting = false);
 void acquire(int lock);
+// Sends `bytes` to `peer`'s service thread and waits for them to come back.
+void echo(int peer, std::span<const std::byte> bytes);
 void release(int lock);
 
 }  // namespace dsm::proto

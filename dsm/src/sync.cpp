@@ -121,13 +121,14 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
       case barrier_arrive: on_barrier_arrive(src, r); return;
       case diff_reply:
       case lock_grant:
-      case barrier_depart: post_inbox(payload); return;
+      case barrier_depart:
+      case echo_reply: post_inbox(payload); return;
+      case echo_request: s.net->send(src, echo_reply, payload); return;
       default: throw codec::DecodeError("unknown message type");
     }
   } catch (const codec::DecodeError& e) {
     fatal("rejected message of type %u from rank %d: %s", unsigned(type), src, e.what());
   }
-  (void)s;
 }
 
 void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
@@ -178,6 +179,12 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
     if (!gc) return;
   }
   garbage_collect();
+}
+
+void echo(int peer, std::span<const std::byte> bytes) {
+  auto& s = state();
+  s.net->send(peer, echo_request, bytes);
+  if (wait_inbox().size() != bytes.size()) fatal("echo from rank %d came back with another length", peer);
 }
 
 void acquire(int lock) {

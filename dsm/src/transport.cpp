@@ -230,7 +230,7 @@ Transport::Impl::Impl(const JobEnv& e, Bootstrap& boot) : env(e) {
   for (int r = 0; r < env.size; ++r)
     if (fi_av_insert(av.p, names[r].data(), 1, &peers[r], 0, nullptr) != 1)
       throw std::runtime_error("dsm: fi_av_insert failed for rank " + std::to_string(r));
-  if (bell_mode && env.rank == 0) bip::shared_memory_object::remove(("dsm-bell-" + env.token).c_str());
+  if (bell_mode && env.rank == 0) bip::shared_memory_object::remove((shm_segment_prefix(env.token) + "bell").c_str());
   next_seq.assign(env.size, 0);
   sources.resize(env.size);
 }
@@ -274,6 +274,13 @@ void Transport::Impl::open_endpoint() {
   fid_ep* e;
   check("fi_endpoint", fi_endpoint(domain.p, info.get(), &e, nullptr));
   ep.reset(e);
+  if (bell_mode && env.under_dsmrun) {
+    // shm names its segment after the pid by default; pids are reused quickly on a busy
+    // host, and a crashed rank's segment would then block a new job. Name it by job and rank
+    // instead (dsmrun removes what a crashed job leaves, by this prefix).
+    std::string name = shm_segment_prefix(env.token) + std::to_string(env.rank);
+    check("fi_setname", fi_setname(&ep.p->fid, name.data(), name.size() + 1));
+  }
   check("fi_ep_bind(av)", fi_ep_bind(ep.p, &av.p->fid, 0));
   check("fi_ep_bind(cq)", fi_ep_bind(ep.p, &cq.p->fid, FI_TRANSMIT | FI_RECV));
   check("fi_enable", fi_enable(ep.p));
@@ -282,7 +289,7 @@ void Transport::Impl::open_endpoint() {
 void Transport::Impl::open_bells() {
   // Every rank of a shm job is on this host; the segment name comes from the job token and
   // is removed by rank 0 once every rank has mapped it (after the address exchange).
-  const std::string name = "dsm-bell-" + (env.under_dsmrun ? env.token : std::to_string(getpid()));
+  const std::string name = env.under_dsmrun ? shm_segment_prefix(env.token) + "bell" : "dsm-bell-" + std::to_string(getpid());
   bip::shared_memory_object shm(bip::open_or_create, name.c_str(), bip::read_write);
   shm.truncate(static_cast<bip::offset_t>(sizeof(Bell) * env.size));
   bells_region = std::make_unique<bip::mapped_region>(shm, bip::read_write);

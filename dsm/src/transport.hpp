@@ -16,6 +16,9 @@
 
 namespace dsm::net {
 
+// Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm).
+inline std::string shm_segment_prefix(const std::string& token) { return "dsm-" + token.substr(0, 16) + "-"; }
+
 class Transport {
  public:
   // Opens an FI_EP_RDM endpoint on env.provider ("shm" or "tcp"; "" = shm) and exchanges

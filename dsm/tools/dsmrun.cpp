@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "transport.hpp"
 
 namespace {
 
@@ -112,6 +114,15 @@ std::vector<std::string> split_words(const std::string& s) {
 class Job {
  public:
   Job(Options o) : opt_(std::move(o)), token_(random_token()) {}
+  // Ranks that died leave their shm endpoints' segments behind: remove this job's.
+  ~Job() {
+    const std::string prefix = dsm::net::shm_segment_prefix(token_);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
+      if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
+  }
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
   int run();
 
  private:
