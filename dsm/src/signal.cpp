@@ -1,6 +1,7 @@
 #include "signal.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,14 @@ void futex_wake_all(std::atomic<std::uint32_t>& word, bool shared) {
           shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
 }
 
+bool may_spin() {
+  static const bool spin = [] {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) > 1;
+  }();
+  return spin;
+}
+
 void Signal::notify() {
   value_.fetch_add(1, std::memory_order_acq_rel);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
@@ -31,7 +40,7 @@ void Signal::notify() {
 void Signal::wait_until(std::uint64_t v) {
   using clock = std::chrono::steady_clock;
   // A reply usually comes within microseconds: spin that long before paying for a sleep.
-  const auto spin_end = clock::now() + std::chrono::microseconds(30);
+  const auto spin_end = clock::now() + std::chrono::microseconds(may_spin() ? 30 : 0);
   while (value() < v) {
     if (clock::now() < spin_end) continue;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);

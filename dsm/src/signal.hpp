@@ -21,6 +21,11 @@ class Signal {
   std::atomic<std::uint32_t> sleepers_{0};
 };
 
+// Whether waiting by spinning can pay off: only when this process may run on more than one
+// core. A rank bound to one core (dsmrun --bind) would spin on the very core the thread it
+// waits for needs. Read once.
+bool may_spin();
+
 // Futex helpers shared with the transport's doorbells (shared = word in shared memory).
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns,
                 bool shared);

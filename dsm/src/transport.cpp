@@ -440,7 +440,7 @@ void Transport::Impl::serve() {
       last_work = clock_type::now();
       continue;
     }
-    if (clock_type::now() - last_work < idle_spin) continue;
+    if (may_spin() && clock_type::now() - last_work < idle_spin) continue;
     block(in_flight.load() > 0 ? busy_sleep_ns : idle_sleep_ns);
     last_work = clock_type::now() - idle_spin;  // after a sleep, check once and sleep again
   }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# DSM core benchmark (issue 3), one run, side by side:
+#  1. memory-layer costs beside their references (dsm-bench-mem);
+#  2. protocol costs beside the floors the tool measures itself (dsm-bench-protocol,
+#     2 and 4 ranks: remote read fault, remote lock acquire, barrier);
+#  3. Jacobi 2050x2050 at 2 ranks (--bind, shm) against the sequential version: parallel
+#     efficiency of the hand-parallelized and the pass-compiled (--lb static) versions, with
+#     OpenMP as the hardware shared-memory reference.
+# Usage: scripts/bench-dsm.sh [--short|--full]   (BUILD_DIR as for the experiments)
+source "$(dirname "$0")/exp-lib.sh" "$@"
+need dsm-bench-mem dsm-bench-protocol
+echo "== memory layer"
+"$bin/dsm-bench-mem"
+for n in 2 4; do
+  echo "== protocol, $n ranks$( ((n > cores)) && echo ' (oversubscribed)')"
+  "$bin/dsmrun" -n "$n" --bind --timeout 300 "$bin/dsm-bench-protocol"
+done
+if [ "$mode" = full ]; then size[jacobi]="--n 2050 --iters 1000"; else size[jacobi]="--n 2050 --iters 200"; fi
+echo "== jacobi ${size[jacobi]}, 2 ranks"
+run jacobi seq 1; seq_t=$run_time
+run jacobi omp 2; omp_t=$run_time
+run jacobi hand 2; hand_t=$run_time
+pass_t=
+[ -x "$bin/jacobi_pass" ] && { run jacobi pass 2 --lb static; pass_t=$run_time; }
+eff() { awk -v s="$seq_t" -v t="$1" 'BEGIN { printf "%.3f", s / (2 * t) }'; }
+printf '%-28s %10s %12s\n' version "time (s)" efficiency
+printf '%-28s %10s %12s\n' sequential "$seq_t" 1
+printf '%-28s %10s %12s\n' "OpenMP, 2 threads" "$omp_t" "$(eff "$omp_t")"
+printf '%-28s %10s %12s\n' "DSM hand, 2 ranks" "$hand_t" "$(eff "$hand_t")"
+[ -n "$pass_t" ] && printf '%-28s %10s %12s\n' "DSM pass --lb static" "$pass_t" "$(eff "$pass_t")"
+echo "DSM hand / OpenMP: $(ratio "$hand_t" "$omp_t")"
