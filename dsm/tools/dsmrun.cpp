@@ -377,10 +377,6 @@ int Job::run() {
         }
     }
     reap();
-    if (fds[1].revents & POLLIN) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) pending_.emplace_back(fd, clock_type::now());
-    }
     std::size_t at = 2;
     std::vector<std::pair<int, clock_type::time_point>> still;
     for (auto& [fd, t] : pending_) {
@@ -392,6 +388,11 @@ int Job::run() {
       } else still.emplace_back(fd, t);
     }
     pending_ = std::move(still);
+    // Accepted after the pending connections were walked: fds has no entry for a new one.
+    if (fds[1].revents & POLLIN) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) pending_.emplace_back(fd, clock_type::now());
+    }
     for (int r = 0; r < opt_.n; ++r) {
       Rank& rk = ranks_[r];
       if (rk.conn < 0 || at >= fds.size() || fds[at].fd != rk.conn) continue;

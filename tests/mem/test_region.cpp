@@ -1,6 +1,7 @@
 #include <sys/mman.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -13,7 +14,12 @@ using namespace dsm::mem;
 
 namespace {
 
-constexpr std::uintptr_t base = 0x4000'0000'0000;
+// The runtime's default base; DSM_REGION_BASE moves it (a ThreadSanitizer build needs a
+// base outside TSan's shadow memory, see scripts/sanitize.sh).
+const std::uintptr_t base = [] {
+  const char* v = std::getenv("DSM_REGION_BASE");
+  return v && *v ? std::uintptr_t(std::strtoull(v, nullptr, 0)) : std::uintptr_t{0x4000'0000'0000};
+}();
 constexpr std::size_t capacity = 64 << 20;
 
 struct Vma {
