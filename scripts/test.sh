@@ -6,3 +6,4 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
 cd "$top/build"
 ctest --output-on-failure -j 2 --timeout 300
+"$top/scripts/sanitize.sh" address
