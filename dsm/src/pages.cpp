@@ -366,25 +366,18 @@ void garbage_collect() {
 
 std::vector<std::byte> wait_inbox() {
   auto& s = state();
-  std::uint64_t target;
-  {
-    std::lock_guard lk(s.mu);
-    if (!s.inbox.empty()) {
-      auto m = std::move(s.inbox.front());
-      s.inbox.erase(s.inbox.begin());
-      return m;
-    }
-    target = s.arrived.value() + 1;
-  }
   for (;;) {
-    s.arrived.wait_until(target);
-    std::lock_guard lk(s.mu);
-    if (!s.inbox.empty()) {
-      auto m = std::move(s.inbox.front());
-      s.inbox.erase(s.inbox.begin());
-      return m;
+    std::uint64_t target;
+    {
+      std::lock_guard lk(s.mu);
+      if (!s.inbox.empty()) {
+        auto m = std::move(s.inbox.front());
+        s.inbox.erase(s.inbox.begin());
+        return m;
+      }
+      target = s.arrived.value() + 1;  // post_inbox notifies after it queued under mu
     }
-    target = s.arrived.value() + 1;
+    s.arrived.wait_until(target);
   }
 }
 
