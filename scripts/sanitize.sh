@@ -3,6 +3,7 @@
 # Usage: scripts/sanitize.sh [address|thread|all]   (default: address)
 #   address  AddressSanitizer + UndefinedBehaviorSanitizer, build dir build-asan
 #   thread   ThreadSanitizer, build dir build-tsan
+# (set -e does not act inside run(), which is called in a || list: every step is checked.)
 # Configures the build dir, builds only what the runtime tests need, runs them with ctest,
 # and fails when a test fails or a sanitizer wrote a report (reports go to files, so one
 # from a rank of a test that expects a failure is not lost; they are printed at the end).
@@ -38,8 +39,8 @@ run() {
   command -v ninja >/dev/null && [ ! -f "$dir/Makefile" ] && gen=(-G Ninja)
   echo "== sanitize.sh $mode: configure and build in $dir"
   cmake -S "$top" -B "$dir" "${gen[@]}" -DDSM_BUILD_PASS=OFF -DDSM_SANITIZE="$mode" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || { echo "sanitize.sh: cmake failed" >&2; return 1; }
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}" || { echo "sanitize.sh: build failed" >&2; return 1; }
 
   local reports=$dir/sanitizer-reports
   rm -rf "$reports"
@@ -72,7 +73,7 @@ run() {
 
   echo "== sanitize.sh $mode: runtime tests"
   local rc=0
-  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300 -R "$include" -E "$ex" ${CTEST_ARGS:-}) || rc=1
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --timeout 300 -R "$include" -E "$ex" ${CTEST_ARGS:-}) || rc=1
   if compgen -G "$reports/*" >/dev/null; then
     echo "== sanitize.sh $mode: sanitizer reports (in $reports):"
     for f in "$reports"/*; do echo "--- $f"; cat "$f"; done
