@@ -2,6 +2,9 @@
 // compares shared memory with what a sequential execution gives; exit 1 on a mismatch.
 #include <dsm/dsm.hpp>
 
+#include "runtime_hooks.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -172,6 +175,50 @@ void randomized(unsigned seed, int phases) {
   }
 }
 
+// Exclusive (twin-free) writes as the balancer makes them: every phase, page-aligned blocks
+// of an array are claimed collectively for random owners (so blocks move between ranks and
+// owners keep pages across phases), the owner writes the even words of its block, and random
+// ranks write odd words anywhere outside the loops, with twins. Checked against a model.
+void claims(unsigned seed, int phases) {
+  const long words_per_page = 4096 / 8, pages = 48, n = pages * words_per_page;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n, 0);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  std::mt19937 rng(seed);
+  for (int phase = 1; phase <= phases; ++phase) {
+    bool loop = rng() % 4 != 0;  // some phases leave held pages alone
+    std::vector<long> cut{0};
+    for (int r = 1; r < P; ++r) cut.push_back(long(rng() % (pages + 1)));
+    cut.push_back(pages);
+    std::sort(cut.begin(), cut.end());
+    if (loop) {
+      for (int r = 0; r < P; ++r)
+        if (cut[r + 1] > cut[r])
+          dsm::detail::claim_exclusive_write(r, sh + cut[r] * words_per_page, (cut[r + 1] - cut[r]) * 4096);
+      for (int r = 0; r < P; ++r)
+        for (long w = cut[r] * words_per_page; w < cut[r + 1] * words_per_page; w += 2) {
+          std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+          if (r == me) sh[w] = v;
+          model[w] = v;
+        }
+    }
+    long outside = long(rng() % 30);
+    std::vector<char> used(n, 0);  // one writer per word and phase: no races
+    for (long k = 0; k < outside; ++k) {
+      long w = long(rng() % (n / 2)) * 2 + 1;
+      int who = int(rng() % P);
+      if (used[w]++) continue;
+      std::uint64_t v = std::uint64_t(phase) << 40 | std::uint64_t(k);
+      if (who == me) sh[w] = v;
+      model[w] = v;
+    }
+    dsm::barrier();
+    if (rng() % 3 == 0 || phase == phases)
+      for (long w = 0; w < n; ++w) expect(sh[w] == model[w], "claims", w, long(sh[w]), long(model[w]));
+    dsm::barrier();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,6 +230,8 @@ int main(int argc, char** argv) {
   else if (mode == "stencil") stencil();
   else if (mode == "random") {
     for (unsigned seed = 1; seed <= 6; ++seed) randomized(seed, 30);
+  } else if (mode == "claims") {
+    for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
     randomized(unsigned(std::stoul(argv[2])), std::stoi(argv[3]));
   } else if (mode == "long") {  // many phases: with a small DSM_GC_BOUND, collections happen
