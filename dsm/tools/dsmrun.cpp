@@ -42,6 +42,7 @@ struct Options {
   std::string hostfile;
   std::string launch = "ssh {host}";
   std::string provider = "auto";
+  std::string rendezvous_addr;  // IPv4 address the rendezvous listens on and tells the ranks
   bool bind = false;
   double timeout = 0;
   double join_timeout = 60;
@@ -185,12 +186,21 @@ void Job::open_rendezvous() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(all_local ? INADDR_LOOPBACK : INADDR_ANY);
+  // Remote ranks may not resolve this host's name to an address they can reach (network
+  // namespaces, a private cluster network): --rendezvous-addr names it explicitly.
+  if (!opt_.rendezvous_addr.empty() && inet_pton(AF_INET, opt_.rendezvous_addr.c_str(), &addr.sin_addr) != 1)
+    throw std::runtime_error("--rendezvous-addr " + opt_.rendezvous_addr + " is not an IPv4 address");
   if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 128) != 0)
-    throw std::runtime_error(std::string("cannot open the rendezvous socket: ") + std::strerror(errno));
+    throw std::runtime_error("cannot open the rendezvous socket" +
+                             (opt_.rendezvous_addr.empty() ? std::string() : " on " + opt_.rendezvous_addr) + ": " +
+                             std::strerror(errno));
   socklen_t len = sizeof addr;
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   char name[256] = "127.0.0.1";
-  if (!all_local) gethostname(name, sizeof name - 1);
+  if (!opt_.rendezvous_addr.empty())
+    std::snprintf(name, sizeof name, "%s", opt_.rendezvous_addr.c_str());
+  else if (!all_local)
+    gethostname(name, sizeof name - 1);
   rendezvous_ = std::string(name) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
@@ -435,6 +445,7 @@ void Job::print_stats() const {
   namespace pt = boost::property_tree;
   std::vector<std::string> names;
   std::vector<std::map<std::string, std::string>> values(ranks_.size());
+  pt::ptree sites;  // every rank computes the same distribution: rank 0's figures tell it
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     pt::ptree tree;
     try {
@@ -449,6 +460,7 @@ void Job::print_stats() const {
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
         values[r][name] = v.data();
       }
+    if (auto balancer = tree.get_child_optional("sections.balancer"); balancer && r == 0) sites = *balancer;
   }
   if (opt_.stats) {
     std::printf("%-24s", "counter");
@@ -461,6 +473,24 @@ void Job::print_stats() const {
         std::printf(" %14s", it == values[r].end() ? "-" : it->second.c_str());
       }
       std::printf("\n");
+    }
+    for (const auto& [name, site] : sites) {
+      std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved\n",
+                  name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
+                  site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
+                  site.get("pages_moved", "0").c_str());
+      if (auto per_rank = site.get_child_optional("ranks"))
+        for (const auto& [unused, rank] : *per_rank) {
+          std::string ranges;
+          if (auto rs = rank.get_child_optional("ranges"))
+            for (const auto& [unused2, range] : *rs) {
+              std::vector<std::string> b;
+              for (const auto& [unused3, x] : range) b.push_back(x.data());
+              if (b.size() >= 2) ranges += " [" + b[0] + ", " + b[1] + ")";
+            }
+          std::printf("  rank %s: power %s, ranges%s\n", rank.get("rank", "?").c_str(), rank.get("power", "?").c_str(),
+                      ranges.c_str());
+        }
     }
   }
   if (!opt_.stats_json.empty()) {
@@ -482,6 +512,7 @@ int main(int argc, char** argv) {
   app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
   app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
+  app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
   app.add_flag("--bind", opt.bind, "pin rank r to core r mod cores");
   app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
