@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# test-multihost.sh: the DSM checks and Jacobi across "hosts" that are network namespaces
+# (scripts/netns-hosts.sh), ranks started by dsmrun through `ip netns exec`, tcp;ofi_rxm.
+#
+#   scripts/test-multihost.sh [--bin DIR] [--hosts "2 4"] [--jacobi "--n 514 --iters 20"]
+#                             [--rate 100mbit [--bench "--n 2050 --iters 100"]]
+#
+# For each host count H: dsm_check random, stencil, migratory at H ranks (one per host), and
+# jacobi_hand at H ranks whose checksum must equal jacobi_seq's. With --rate, Jacobi is then
+# timed once on free links and once on links limited by tbf to that rate, side by side.
+# Exit 0: all passed; 1: a check failed; 77: namespaces cannot be made here (CTest skip).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+self=$here/$(basename "$0")
+root=$(dirname "$here")
+bin=$root/build/bin
+host_counts="2 4"
+jacobi_args="--n 514 --iters 20"
+rate=
+bench_args="--n 2050 --iters 100"
+timeout=120
+
+die() { echo "test-multihost: $*" >&2; exit 2; }
+while (($#)); do
+  case $1 in
+    --bin) bin=${2:?}; shift 2 ;;
+    --hosts) host_counts=${2:?}; shift 2 ;;
+    --jacobi) jacobi_args=${2:?}; shift 2 ;;
+    --rate) rate=${2:?}; shift 2 ;;
+    --bench) bench_args=${2:?}; shift 2 ;;
+    --timeout) timeout=${2:?}; shift 2 ;;
+    # Internal: runs inside the hub namespace made by netns-hosts.sh.
+    --in-hub) shift; in_hub=$1; shift; break ;;
+    *) die "unknown option $1 (see the header of $0)" ;;
+  esac
+done
+for h in $host_counts; do [[ $h =~ ^[0-9]+$ ]] && ((h >= 1 && h <= 16)) || die "--hosts: '$h' is not 1..16"; done
+for b in dsmrun dsm_check jacobi_hand jacobi_seq; do
+  [[ -x $bin/$b ]] || die "$bin/$b is missing: build first (cmake --build build) or pass --bin"
+done
+expect=$root/tests/net/expect.sh
+
+# dsmrun from the hub: one rank per host, the rendezvous on the bridge address, and libfabric's
+# tcp provider told to use eth0 (each namespace's only interface besides loopback). An array,
+# not a function: expect.sh runs it under timeout(1).
+dsmrun_cmd() {
+  run=("$bin/dsmrun" -n "$1" --hosts "$NETNS_HOSTS" --launch 'ip netns exec {host} sh -c'
+       --provider tcp --rendezvous-addr "$NETNS_HUB_ADDR" --env FI_TCP_IFACE=eth0 --timeout "$timeout")
+}
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+if [[ ${in_hub:-} == checks ]]; then
+  n=$1 want=$2
+  fails=0
+  for mode in random stencil migratory; do
+    echo "== $n hosts: dsm_check $mode"
+    dsmrun_cmd "$n"
+    "$expect" 0 "$timeout" "$mode ok" "${run[@]}" "$bin/dsm_check" "$mode" || fails=$((fails + 1))
+  done 2>&1
+  echo "== $n hosts: jacobi_hand $jacobi_args"
+  # shellcheck disable=SC2086
+  dsmrun_cmd "$n"
+  out=$("${run[@]}" "$bin/jacobi_hand" $jacobi_args 2>&1) || { echo "$out"; echo "FAIL: jacobi_hand exited non-zero"; exit 1; }
+  got=$(awk '$1 == "checksum" {print $2}' <<<"$out")
+  echo "checksum $got (jacobi_seq: $want)"
+  [[ $got == "$want" ]] || { echo "FAIL: jacobi_hand on $n hosts differs from jacobi_seq"; fails=$((fails + 1)); }
+  ((fails == 0)) && echo "== $n hosts: pass" || { echo "== $n hosts: $fails FAILED"; exit 1; }
+  exit 0
+fi
+if [[ ${in_hub:-} == time ]]; then
+  # Prints "<app time> <wall time>" of one Jacobi run across the hosts.
+  n=$1
+  dsmrun_cmd "$n"
+  start=$(now)
+  # shellcheck disable=SC2086
+  out=$("${run[@]}" "$bin/jacobi_hand" $bench_args 2>&1) || { echo "$out" >&2; exit 1; }
+  end=$(now)
+  echo "$(awk '$1 == "time" {print $2}' <<<"$out") $(calc "$end - $start") $(awk '$1 == "checksum" {print $2}' <<<"$out")"
+  exit 0
+fi
+[[ -n ${in_hub:-} ]] && die "unknown internal mode $in_hub"
+
+"$here/netns-hosts.sh" check || { rc=$?; echo "test-multihost: SKIP: cannot make network namespaces here"; exit $rc; }
+
+# shellcheck disable=SC2086
+want=$("$bin/jacobi_seq" $jacobi_args | awk '$1 == "checksum" {print $2}')
+[[ -n $want ]] || die "jacobi_seq printed no checksum"
+status=0
+for n in $host_counts; do
+  "$here/netns-hosts.sh" run "$n" -- "$self" --bin "$bin" --jacobi "$jacobi_args" --timeout "$timeout" --in-hub checks "$n" "$want" || status=1
+done
+
+if [[ -n $rate ]]; then
+  # shellcheck disable=SC2086
+  want=$("$bin/jacobi_seq" $bench_args | awk '$1 == "checksum" {print $2}')
+  echo
+  echo "Jacobi ($bench_args) across namespace hosts, one run each: free links vs tbf $rate"
+  printf '%-6s %-10s %12s %12s %s\n' hosts links "app time s" "wall s" checksum
+  for n in $host_counts; do
+    declare -A app wall
+    for links in free "$rate"; do
+      opt=(); [[ $links == free ]] || opt=(--rate "$rate")
+      read -r t w sum < <("$here/netns-hosts.sh" run "$n" "${opt[@]}" -- "$self" --bin "$bin" --bench "$bench_args" --timeout 600 --in-hub time "$n") || { status=1; continue; }
+      [[ $sum == "$want" ]] || { echo "FAIL: checksum $sum differs from jacobi_seq $want"; status=1; }
+      printf '%-6s %-10s %12.3f %12.3f %s\n' "$n" "$links" "$t" "$w" "$sum"
+      app[$links]=$t wall[$links]=$w
+    done
+    [[ -n ${app[$rate]:-} && -n ${app[free]:-} ]] &&
+      printf '%-6s ratio %s/free: app time %.2fx, wall %.2fx\n' "$n" "$rate" \
+        "$(calc "${app[$rate]} / ${app[free]}")" "$(calc "${wall[$rate]} / ${wall[free]}")"
+    unset app wall
+  done
+fi
+exit $status
