@@ -8,7 +8,8 @@ build=${BUILD_DIR:-$top/build}
 packages=(build-essential cmake ninja-build pkg-config git
   libfabric-dev libfabric-bin libboost-dev catch2 libcli11-dev
   clang-14 llvm-14-dev libclang-14-dev libclang-cpp14-dev libclang-rt-14-dev
-  gnuplot-nox jq procps iproute2 util-linux)
+  gnuplot-nox jq procps iproute2 util-linux
+  openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Peer comparison (issue 8), one run on this machine at 2 ranks / threads, side by side:
+# Jacobi 2050x2050 floats and matmul 256x256 longs in every version
+#   sequential            <app>_seq
+#   DSM hand              dsmrun -n 2 --bind <app>_hand
+#   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
+#   DSM pass (default)    dsmrun -n 2 --bind <app>_pass          (balancer policy auto)
+#   OpenMP                <app>_omp, OMP_NUM_THREADS=2, threads bound to cores
+#   MPI                   mpirun -np 2 --bind-to core <app>_mpi  (Open MPI, apps/peers/mpirun.sh)
+# Every run's checksum must equal the sequential one, or the script stops with an error.
+# Each version runs REPEAT times, interleaved (seq, hand, ..., MPI, seq, hand, ...) so a burst
+# of load elsewhere hits all versions alike; the table uses each version's best time (the
+# run least disturbed by the rest of the machine), efficiency = sequential / (2 x time)
+# (1 for the sequential run), and the ratio of each time to ours (hand, and pass with the
+# default policy).
+# Targets checked at the end: our Jacobi at least as fast as MPI, within 1.1x of OpenMP.
+#
+# Usage: scripts/bench-peers.sh
+# Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
+# and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
+# JACOBI_ITERS (default 500), MATMUL_ITERS (default 100): a few seconds per sequential run.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=${BUILD_DIR:-$top/build}/bin
+repeat=${REPEAT:-3}
+ranks=2
+declare -A size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-100}")
+versions=(seq hand pass_static pass omp mpi)
+declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass --lb static"
+  [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
+
+die() { echo "bench-peers: $*" >&2; exit 1; }
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive integer, not '$repeat'"
+for app in jacobi matmul; do
+  for b in seq hand pass omp mpi; do
+    [ -x "$bin/${app}_$b" ] || die "$bin/${app}_$b is missing: build with scripts/setup.sh (the _pass versions need -DDSM_BUILD_PASS=ON, the _mpi ones openmpi-bin libopenmpi-dev)"
+  done
+done
+[ -x "$bin/dsmrun" ] || die "$bin/dsmrun is missing: build first (scripts/setup.sh)"
+command -v mpirun >/dev/null || die "mpirun is missing (scripts/setup.sh installs openmpi-bin)"
+(($(nproc) >= ranks)) || echo "bench-peers: warning: $(nproc) core(s) for $ranks ranks: oversubscribed, times mean little" >&2
+
+# cmd_of APP VERSION: sets cmd to the command of one version (sizes appended by run).
+cmd=()
+cmd_of() {
+  local app=$1 dsmrun=("$bin/dsmrun" -n "$ranks" --bind --timeout 900)
+  case $2 in
+    seq) cmd=("$bin/${app}_seq") ;;
+    hand) cmd=("${dsmrun[@]}" -- "$bin/${app}_hand") ;;
+    pass_static) cmd=("${dsmrun[@]}" --lb static -- "$bin/${app}_pass") ;;
+    pass) cmd=("${dsmrun[@]}" -- "$bin/${app}_pass") ;;
+    omp) cmd=(env OMP_NUM_THREADS="$ranks" OMP_PROC_BIND=close OMP_PLACES=cores "$bin/${app}_omp") ;;
+    mpi) cmd=(timeout -k 5 900 "$top/apps/peers/mpirun.sh" --bind "$ranks" "$bin/${app}_mpi") ;;
+  esac
+}
+
+declare -A best want
+# run APP VERSION: one run, checksum checked against the sequential one; keeps the best time.
+run() {
+  local app=$1 v=$2 out sum t
+  cmd_of "$app" "$v"
+  # shellcheck disable=SC2086
+  out=$("${cmd[@]}" ${size[$app]} 2>&1) || { echo "$out" >&2; die "$app ${label[$v]} failed"; }
+  sum=$(awk '$1 == "checksum" {print $2}' <<<"$out")
+  t=$(awk '$1 == "time" {print $2}' <<<"$out")
+  [ -n "$sum" ] && [ -n "$t" ] || { echo "$out" >&2; die "$app ${label[$v]} printed no checksum/time"; }
+  if [ "$v" = seq ] && [ -z "${want[$app]:-}" ]; then want[$app]=$sum; fi
+  [ "$sum" = "${want[$app]}" ] ||
+    die "CHECKSUM MISMATCH: $app ${label[$v]} gave $sum, sequential ${want[$app]}"
+  printf '  %-7s %-24s %10s s  checksum %s\n' "$app" "${label[$v]}" "$t" "$sum"
+  if [ -z "${best[$app.$v]:-}" ] || awk -v a="$t" -v b="${best[$app.$v]}" 'BEGIN { exit !(a < b) }'; then
+    best[$app.$v]=$t
+  fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+echo "bench-peers: $(date -u '+%F %T') UTC, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+  "$ranks ranks, best of $repeat; $(mpirun --version 2>/dev/null | head -1)"
+for app in jacobi matmul; do
+  echo "== $app ${size[$app]}"
+  for ((r = 1; r <= repeat; ++r)); do
+    for v in "${versions[@]}"; do run "$app" "$v"; done
+  done
+done
+
+for app in jacobi matmul; do
+  echo
+  echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (all checksums equal to sequential ${want[$app]})"
+  printf '%-24s %10s %11s %9s %9s\n' version "time (s)" efficiency "x hand" "x pass"
+  s=${best[$app.seq]} h=${best[$app.hand]} p=${best[$app.pass]}
+  for v in "${versions[@]}"; do
+    t=${best[$app.$v]} n=$ranks
+    [ "$v" = seq ] && n=1  # one core
+    printf '%-24s %10s %11s %9s %9s\n' "${label[$v]}" "$t" \
+      "$(awk -v s="$s" -v t="$t" -v n="$n" 'BEGIN { printf "%.3f", s / (n * t) }')" "$(ratio "$t" "$h")" "$(ratio "$t" "$p")"
+  done
+done
+
+# Targets: time(ours) / time(MPI) <= 1 and time(ours) / time(OpenMP) <= 1.1, for Jacobi.
+echo
+echo "== targets (Jacobi; ratio = our time / peer time)"
+target() {  # target OURS PEER LIMIT
+  local r
+  r=$(ratio "${best[jacobi.$1]}" "${best[jacobi.$2]}")
+  printf '%-24s / %-16s %7s  (target <= %s: %s)\n' "${label[$1]}" "${label[$2]}" "$r" "$3" \
+    "$(awk -v r="$r" -v l="$3" 'BEGIN { print (r <= l ? "met" : "NOT met") }')"
+}
+for ours in hand pass_static pass; do
+  target "$ours" mpi 1.0
+  target "$ours" omp 1.1
+done
