@@ -366,6 +366,7 @@ void garbage_collect() {
 
 std::vector<std::byte> wait_inbox() {
   auto& s = state();
+  const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   for (;;) {
     std::uint64_t target;
     {
@@ -376,6 +377,11 @@ std::vector<std::byte> wait_inbox() {
         return m;
       }
       target = s.arrived.value() + 1;  // post_inbox notifies after it queued under mu
+    }
+    // Poll for a short while (the reply usually comes within microseconds), then sleep.
+    if (stats::now_ns() < poll_until) {
+      s.net->poll();
+      continue;
     }
     s.arrived.wait_until(target);
   }

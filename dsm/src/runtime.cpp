@@ -2,6 +2,7 @@
 // allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,7 +23,9 @@ namespace dsm {
 
 namespace proto {
 State& state() {
-  static State s;
+  // Never destroyed: a rank that leaves without dsm::finalize (exit from main) must not tear
+  // down pages and diffs under its service thread, which still answers the other ranks.
+  static State& s = *new State;
   return s;
 }
 }  // namespace proto
@@ -39,14 +42,17 @@ std::size_t env_size(const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   char* end = nullptr;
+  errno = 0;
   unsigned long long x = std::strtoull(v, &end, 0);
-  if (*end == 'G' || *end == 'g') x <<= 30, ++end;
-  else if (*end == 'M' || *end == 'm') x <<= 20, ++end;
-  if (*end) {
+  int shift = 0;
+  if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  // Refuses negative numbers (strtoull wraps them) and sizes that overflow 64 bits.
+  if (*end || *v == '-' || errno == ERANGE || x > (~0ull >> shift)) {
     std::fprintf(stderr, "dsm: %s=%s is not a size (bytes, or with suffix M or G)\n", name, v);
     std::exit(2);
   }
-  return x;
+  return x << shift;
 }
 
 void require_init(const char* what) {
@@ -82,6 +88,7 @@ void init(int, char**) {
     s.me = env.rank;
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
+    s.poll_ns = env_size("DSM_POLL_US", s.poll_ns / 1000) * 1000;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", 0x4000'0000'0000ull),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
     s.log = proto::IntervalLog(std::uint32_t(s.nprocs));

@@ -173,6 +173,7 @@ struct Transport::Impl {
 
   std::vector<Source> sources;
   Handler handler;
+  std::mutex dispatch_mu;  // one thread at a time receives and dispatches: FIFO per source
   std::thread service;
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> msgs_sent{0}, bytes_sent{0}, msgs_received{0}, bytes_received{0},
@@ -188,6 +189,7 @@ struct Transport::Impl {
   void wake(int dest);
   void block(long timeout_ns);
   void serve();
+  bool poll();
   bool drain_ready();
   bool drain_self();
   void on_eager(Op& op, std::size_t len);
@@ -435,7 +437,11 @@ void Transport::Impl::serve() {
   auto last_work = clock_type::now();
   while (!stop.load(std::memory_order_relaxed)) {
     const bool worked = progress() > 0;
-    const bool delivered = drain_ready() | drain_self();
+    bool delivered;
+    {
+      std::lock_guard lock(dispatch_mu);
+      delivered = drain_ready() | drain_self();
+    }
     if (worked || delivered) {
       last_work = clock_type::now();
       continue;
@@ -444,6 +450,18 @@ void Transport::Impl::serve() {
     block(in_flight.load() > 0 ? busy_sleep_ns : idle_sleep_ns);
     last_work = clock_type::now() - idle_spin;  // after a sleep, check once and sleep again
   }
+}
+
+bool Transport::Impl::poll() {
+  std::unique_lock lock(dispatch_mu, std::try_to_lock);
+  if (!lock) return false;
+  const Impl* outer = serving;
+  serving = this;  // like the service thread: no wake-up of ourselves, no waiting for our own progress
+  bool any = progress() > 0;
+  any |= drain_ready();
+  any |= drain_self();
+  serving = outer;
+  return any;
 }
 
 bool Transport::Impl::drain_ready() {
@@ -707,6 +725,8 @@ void Transport::start(Handler handler) {
   impl_->handler = std::move(handler);
   impl_->service = std::thread([this] { impl_->serve(); });
 }
+
+bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
 Transport::Counters Transport::counters() const {
   return {impl_->msgs_sent.load(), impl_->bytes_sent.load(), impl_->msgs_received.load(),

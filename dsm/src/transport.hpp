@@ -43,6 +43,12 @@ class Transport {
   // earlier are delivered first. Invalid messages are dropped, counted and logged.
   void start(Handler handler);
 
+  // Does the service thread's work on the calling thread for a moment: receives and runs
+  // the handlers of what has arrived (unless the service thread is at it). A thread that
+  // waits for a reply polls this for a short while instead of sleeping, so the reply needs
+  // no thread wake-up (tens of microseconds across cores of a virtual machine).
+  // Returns true if it handled anything.
+  bool poll();
   struct Counters {
     std::uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received, rejected;
   };
