@@ -69,7 +69,7 @@ class Reader {
     if (n > max) throw DecodeError("array longer than allowed");
     need(std::size_t{n} * sizeof(T));
     std::vector<T> v(n);
-    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    if (n) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));  // memcpy(nullptr, .., 0) is UB
     pos_ += n * sizeof(T);
     return v;
   }

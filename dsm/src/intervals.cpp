@@ -113,6 +113,8 @@ std::vector<Notice> application_order(const IntervalLog& log, std::vector<Notice
       auto key = [](const Notice& n) { return std::tuple<bool, std::uint32_t, std::uint32_t>(!n.whole, n.proc, n.idx); };
       if (pick == rest.size() || key(rest[i]) < key(rest[pick])) pick = i;
     }
+    // Forged or corrupt vector times can make happened-before cyclic: no minimal notice.
+    if (pick == rest.size()) throw codec::DecodeError("write notices whose vector times form a cycle");
     out.push_back(rest[pick]);
     rest.erase(rest.begin() + std::ptrdiff_t(pick));
   }

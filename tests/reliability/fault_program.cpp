@@ -1,0 +1,147 @@
+// A DSM program that fails on purpose, run through dsmrun by the reliability tests: one rank
+// (the victim) dies at a chosen point of the protocol, or the program feeds the runtime bad
+// input. The tests check what dsmrun and the other ranks do about it, not this program.
+//
+//   fault_program WHERE VICTIM HOW
+//     WHERE: fetch   the victim wrote many pages; the others are fetching its diffs
+//            lock    the victim holds lock 5; the others wait for it
+//            barrier the others wait in a barrier the victim never enters
+//            init    the victim leaves before dsm::init; the others wait in it
+//     HOW:   segv | kill (signal), exit (status 3), return (exit 0 without dsm::finalize)
+//   fault_program wild           a write outside the shared region (must crash with SIGSEGV)
+//   fault_program alloc_sizes    ranks call dsm::alloc with different sizes
+//   fault_program lock_range     a lock id out of range
+//   fault_program region_taken   something is mapped at DSM_REGION_BASE before dsm::init
+//   fault_program ok             a short correct run (the job must succeed)
+#include <dsm/dsm.hpp>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace {
+
+constexpr long pages = 2000;  // enough that fetching them takes a while
+constexpr long words_per_page = 4096 / sizeof(long);
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+[[noreturn]] void die(const std::string& how) {
+  std::fflush(stdout);
+  if (how == "segv") std::raise(SIGSEGV);
+  if (how == "kill") std::raise(SIGKILL);
+  if (how == "exit") std::_Exit(3);
+  if (how == "return") std::exit(0);  // a normal exit, but dsm::finalize was never called
+  std::fprintf(stderr, "fault_program: unknown HOW '%s'\n", how.c_str());
+  std::_Exit(2);
+}
+
+// The others read every page the victim wrote, faulting and fetching diffs from it, round
+// after round; the victim dies shortly after a barrier, while those fetches are under way.
+void during_fetch(int victim, const std::string& how) {
+  long* sh = dsm::alloc<long>(pages * words_per_page);
+  const int me = dsm::rank();
+  for (long round = 1;; ++round) {
+    if (me == victim)
+      for (long p = 0; p < pages; ++p) sh[p * words_per_page + me] = round;  // a diff per page
+    dsm::barrier();
+    if (me == victim) {
+      if (round == 3) {
+        sleep_ms(5);  // the others have started faulting on its pages
+        die(how);
+      }
+    } else {
+      long sum = 0;
+      for (long p = 0; p < pages; ++p) sum += sh[p * words_per_page + victim];
+      if (sum != pages * round) std::fprintf(stderr, "rank %d: read %ld, want %ld\n", me, sum, pages * round);
+    }
+    dsm::barrier();
+  }
+}
+
+void holding_lock(int victim, const std::string& how) {
+  long* sh = dsm::alloc<long>(1);
+  if (dsm::rank() == victim) dsm::lock_acquire(5);
+  dsm::barrier();  // the victim holds the lock before anyone asks for it
+  if (dsm::rank() == victim) {
+    *sh += 1;
+    sleep_ms(300);  // the others are waiting for the lock now
+    die(how);
+  }
+  dsm::lock_acquire(5);  // never granted
+  std::fprintf(stderr, "rank %d: got a lock its holder never released\n", dsm::rank());
+  std::_Exit(4);
+}
+
+void in_barrier(int victim, const std::string& how) {
+  dsm::alloc<long>(1);
+  if (dsm::rank() == victim) {
+    sleep_ms(300);  // the others are inside the barrier now
+    die(how);
+  }
+  dsm::barrier();  // never completes
+  std::fprintf(stderr, "rank %d: a barrier completed without rank %d\n", dsm::rank(), victim);
+  std::_Exit(4);
+}
+
+// Writes to a read-only page that is not part of the shared region: the runtime's fault
+// handler must not swallow it.
+void wild_write() {
+  dsm::alloc<long>(1);
+  dsm::barrier();
+  if (dsm::rank() == dsm::nprocs() - 1) {
+    void* p = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *static_cast<volatile long*>(p) = 1;
+    std::fprintf(stderr, "rank %d: a write to a read-only page outside the region did not fault\n", dsm::rank());
+    std::_Exit(4);
+  }
+  dsm::barrier();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string where = argc > 1 ? argv[1] : "";
+  const int victim = argc > 2 ? std::atoi(argv[2]) : 0;
+  const std::string how = argc > 3 ? argv[3] : "segv";
+  const char* rank_env = std::getenv("DSM_RANK");
+  if (where == "init" && rank_env && std::atoi(rank_env) == victim) {
+    sleep_ms(200);  // the others are waiting in dsm::init
+    die(how);
+  }
+  if (where == "region_taken") {
+    // Whatever is already there (a library, a heap) makes the region impossible to reserve.
+    const char* base = std::getenv("DSM_REGION_BASE");
+    void* at = base ? reinterpret_cast<void*>(std::strtoull(base, nullptr, 0)) : nullptr;
+    if (mmap(at, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != at) {
+      std::perror("fault_program: cannot map at DSM_REGION_BASE");
+      return 4;
+    }
+  }
+  dsm::init(argc, argv);
+  if (where == "fetch") during_fetch(victim, how);
+  else if (where == "lock") holding_lock(victim, how);
+  else if (where == "barrier") in_barrier(victim, how);
+  else if (where == "wild") wild_write();
+  else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
+  else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
+  else if (where == "init" || where == "ok" || where == "region_taken") {
+    long* sh = dsm::alloc<long>(1);
+    dsm::lock_acquire(0);
+    *sh += 1;
+    dsm::lock_release(0);
+    dsm::barrier();
+    if (*sh != dsm::nprocs()) return 1;
+  } else {
+    std::fprintf(stderr, "fault_program: unknown mode '%s'\n", where.c_str());
+    return 2;
+  }
+  dsm::finalize();
+  return 0;
+}

@@ -1,0 +1,140 @@
+// A process outside the job sends forged libfabric messages straight to a rank's shm
+// endpoint (bypassing the rendezvous, which tests/net's rogue test covers): a header with a
+// wrong job token, one with a bad magic, and a message shorter than a header. The rank must
+// drop and log them, and the job must go on and finish with exact results.
+//
+//   forge_fabric job           the DSM program (run through dsmrun --provider shm): rank 0
+//                              starts the rogue against rank 1 mid-job, waits for it, then
+//                              the ranks keep working (lock increments, barriers) and check
+//   forge_fabric rogue NAME    the rogue: opens its own shm endpoint and sends to NAME
+#include <dsm/dsm.hpp>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "transport.hpp"
+#include "wire.hpp"
+
+namespace {
+
+int fail(const char* what, int rc) {
+  std::fprintf(stderr, "forge_fabric rogue: %s: %s\n", what, fi_strerror(-rc));
+  return 3;
+}
+
+int rogue(const std::string& target) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_TAGGED;
+  hints->domain_attr->mr_mode = 0;
+  hints->fabric_attr->prov_name = strdup("shm");
+  fi_info* info = nullptr;
+  if (int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info)) return fail("fi_getinfo", rc);
+  fid_fabric* fabric;
+  fid_domain* domain;
+  fid_av* av;
+  fid_cq* cq;
+  fid_ep* ep;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  if (int rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) return fail("fi_fabric", rc);
+  if (int rc = fi_domain(fabric, info, &domain, nullptr)) return fail("fi_domain", rc);
+  if (int rc = fi_av_open(domain, &av_attr, &av, nullptr)) return fail("fi_av_open", rc);
+  if (int rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) return fail("fi_cq_open", rc);
+  if (int rc = fi_endpoint(domain, info, &ep, nullptr)) return fail("fi_endpoint", rc);
+  if (int rc = fi_ep_bind(ep, &av->fid, 0)) return fail("fi_ep_bind", rc);
+  if (int rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) return fail("fi_ep_bind", rc);
+  if (int rc = fi_enable(ep)) return fail("fi_enable", rc);
+  fi_addr_t peer;
+  if (fi_av_insert(av, target.c_str(), 1, &peer, 0, nullptr) != 1) return fail("fi_av_insert", -FI_EINVAL);
+
+  using namespace dsm::net;
+  std::vector<std::vector<std::byte>> forged;
+  Header h;
+  h.src = 0;
+  h.token = token_digest("not the job's token");  // what a stranger can put there
+  std::vector<std::byte> m(header_size);
+  encode(h, std::span<std::byte, header_size>(m.data(), header_size));
+  forged.push_back(m);
+  forged.push_back(std::vector<std::byte>(header_size, std::byte{0}));  // bad magic
+  forged.push_back(std::vector<std::byte>(3, std::byte{0x44}));       // too short
+  for (auto& msg : forged) {
+    int ctx;
+    ssize_t rc;
+    while ((rc = fi_send(ep, msg.data(), msg.size(), nullptr, peer, &ctx)) == -FI_EAGAIN) fi_cq_read(cq, nullptr, 0);
+    if (rc) return fail("fi_send", int(rc));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    fi_cq_msg_entry e;
+    while ((rc = fi_cq_read(cq, &e, 1)) == -FI_EAGAIN)
+      if (std::chrono::steady_clock::now() > until) return fail("send completion", -FI_ETIMEDOUT);
+    if (rc != 1) return fail("fi_cq_read", int(rc));
+  }
+  std::printf("rogue: sent %zu forged messages to %s\n", forged.size(), target.c_str());
+  std::fflush(stdout);
+  fi_close(&ep->fid);
+  fi_close(&cq->fid);
+  fi_close(&av->fid);
+  fi_close(&domain->fid);
+  fi_close(&fabric->fid);
+  fi_freeinfo(info);
+  fi_freeinfo(hints);
+  return 0;
+}
+
+int job(const char* self) {
+  long* sh = dsm::alloc<long>(1);
+  dsm::barrier();
+  if (dsm::rank() == 0) {
+    const char* token = std::getenv("DSM_TOKEN");
+    const std::string target = dsm::net::shm_segment_prefix(token ? token : "") + "1";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", self, "rogue", target.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "forge_fabric: the rogue failed (status %d)\n", status);
+      return 1;
+    }
+  }
+  // The job goes on: exact results after the forged messages.
+  for (int k = 0; k < 100; ++k) {
+    dsm::lock_acquire(1);
+    *sh += 1;
+    dsm::lock_release(1);
+  }
+  dsm::barrier();
+  const bool ok = *sh == 100L * dsm::nprocs();
+  if (!ok) std::fprintf(stderr, "rank %d: counter %ld, want %ld\n", dsm::rank(), *sh, 100L * dsm::nprocs());
+  dsm::finalize();
+  if (ok && dsm::rank() == 0) std::printf("forge ok\n");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "rogue" && argc > 2) return rogue(argv[2]);
+  if (mode == "job") {
+    dsm::init(argc, argv);
+    return job(argv[0]);
+  }
+  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME\n");
+  return 2;
+}
