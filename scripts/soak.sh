@@ -24,7 +24,7 @@ trap 'rm -rf "$out"' EXIT
 # Mappings other than the shared region itself: the region's per-page protections split it
 # into many entries that come and go with page states, which is not a leak.
 maps_count() { grep -vc 'dsm-region' "/proc/$1/maps" 2>/dev/null || echo 0; }
-fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 echo "soak: $ranks ranks, ${seconds} s, DSM_GC_BOUND=$gc_bound"
 "$dsmrun" -n "$ranks" --stats --timeout $((seconds * 3 + 120)) --env DSM_GC_BOUND="$gc_bound" \

@@ -527,7 +527,16 @@ int main(int argc, char** argv) {
   app.footer("Usage: dsmrun -n N [options] ./prog args...");
   CLI11_PARSE(app, argc, argv);
   opt.command = app.remaining();
-  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
+  if (!opt.command.empty() && opt.command.front() == "--") {
+    opt.command.erase(opt.command.begin());
+  } else if (!opt.command.empty() && opt.command.front().size() > 1 && opt.command.front()[0] == '-') {
+    // Not one of dsmrun's options, and no program starts with '-': a typo, not a program.
+    std::fprintf(stderr,
+                 "dsmrun: unknown option %s (dsmrun's options come before the program; a program "
+                 "whose name starts with - goes after --)\nRun with --help for more information.\n",
+                 opt.command.front().c_str());
+    return 2;
+  }
   if (opt.command.empty()) {
     std::fprintf(stderr, "dsmrun: no program given\nRun with --help for more information.\n");
     return 2;
