@@ -7,7 +7,8 @@
 //            lock    the victim holds lock 5; the others wait for it
 //            barrier the others wait in a barrier the victim never enters
 //            init    the victim leaves before dsm::init; the others wait in it
-//     HOW:   segv | kill (signal), exit (status 3), return (exit 0 without dsm::finalize)
+//     HOW:   segv | kill (signal), exit (status 3), return (exit 0 without dsm::finalize),
+//            stop (SIGSTOP: alive but hung; only dsmrun --timeout ends such a job)
 //   fault_program wild           a write outside the shared region (must crash with SIGSEGV)
 //   fault_program alloc_sizes    ranks call dsm::alloc with different sizes
 //   fault_program lock_range     a lock id out of range
@@ -38,6 +39,10 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
   if (how == "kill") std::raise(SIGKILL);
   if (how == "exit") std::_Exit(3);
   if (how == "return") std::exit(0);  // a normal exit, but dsm::finalize was never called
+  if (how == "stop") {
+    std::raise(SIGSTOP);
+    std::_Exit(5);  // continued: leave anyway
+  }
   std::fprintf(stderr, "fault_program: unknown HOW '%s'\n", how.c_str());
   std::_Exit(2);
 }
