@@ -345,7 +345,10 @@ void Job::reap() {
         std::fprintf(stderr, "dsmrun: rank %d (pid %d) killed by signal %s\n", r, pid, sigabbrev_np(WTERMSIG(status)) ? (std::string("SIG") + sigabbrev_np(WTERMSIG(status))).c_str() : "?");
         fail(128 + WTERMSIG(status));
       } else if (WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited with status %d\n", r, pid, WEXITSTATUS(status));
+        // A remote rank's pid is its launch command's: say so when it never joined.
+        const std::string where = rk.local || rk.joined ? std::string()
+            : " on " + rk.host + " before joining (the launch command failed or could not reach the host)";
+        std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited with status %d%s\n", r, pid, WEXITSTATUS(status), where.c_str());
         fail(WEXITSTATUS(status));
       } else if (!rk.finalized) {
         std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited without dsm::finalize\n", r, pid);
