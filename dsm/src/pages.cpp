@@ -57,7 +57,11 @@ std::vector<Notice> needed_changes(std::uint32_t page) {
           need.push_back({me, k, false});
         }
   }
-  return application_order(s.log, std::move(need));
+  try {
+    return application_order(s.log, std::move(need));
+  } catch (const codec::DecodeError& e) {
+    fatal("write notices of page %u cannot be ordered: %s", page, e.what());
+  }
 }
 
 void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data) {

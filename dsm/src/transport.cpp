@@ -726,6 +726,12 @@ void Transport::start(Handler handler) {
   impl_->service = std::thread([this] { impl_->serve(); });
 }
 
+std::string shm_segment_prefix(const std::string& token) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token_digest("segment:" + token)));
+  return std::string("dsm-") + hex + "-";
+}
+
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
 Transport::Counters Transport::counters() const {

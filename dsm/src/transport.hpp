@@ -16,8 +16,9 @@
 
 namespace dsm::net {
 
-// Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm).
-inline std::string shm_segment_prefix(const std::string& token) { return "dsm-" + token.substr(0, 16) + "-"; }
+// Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm, which
+// any local user can list): derived from the token, never a part of it.
+std::string shm_segment_prefix(const std::string& token);
 
 class Transport {
  public:

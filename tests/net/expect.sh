@@ -19,7 +19,7 @@ ok=1
 if [ "$want" = fail ]; then [ $rc -ne 0 ] || { echo "expect: wanted a non-zero exit"; ok=0; }
 elif [ $rc -ne "$want" ]; then echo "expect: wanted exit status $want"; ok=0; fi
 if ((ms > limit * 1000)); then echo "expect: took longer than $limit s"; ok=0; fi
-if [ -n "$regex" ] && ! grep -Eq "$regex" "$out"; then echo "expect: output lacks /$regex/"; ok=0; fi
+if [ -n "$regex" ] && ! grep -Eq -e "$regex" "$out"; then echo "expect: output lacks /$regex/"; ok=0; fi
 sleep 0.3
 left=
 for dir in /proc/[0-9]*; do

@@ -8,14 +8,18 @@ dsmrun=$1
 shift
 "$dsmrun" -n 3 --provider shm "$@" &
 job=$!
-token='' pids=''
+# The job's segments are named dsm-<digest of the token>-<rank>: read the prefix from a rank's mappings.
+prefix='' pids=''
 for _ in $(seq 1 100); do  # until every rank has joined and opened its endpoint
   pids=$(pgrep -P "$job" | tr '\n' ' ')
-  for pid in $pids; do token=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^DSM_TOKEN=//p'); done
-  [ -n "$token" ] && [ -e "/dev/shm/dsm-${token:0:16}-2" ] && break
+  for pid in $pids; do
+    p=$(grep -o 'dsm-[0-9a-f]\{16\}-' "/proc/$pid/maps" 2>/dev/null | head -n 1)
+    [ -n "$p" ] && prefix=$p
+  done
+  [ -n "$prefix" ] && [ -e "/dev/shm/${prefix}2" ] && break
   sleep 0.1
 done
-if [ -z "$token" ] || [ ! -e "/dev/shm/dsm-${token:0:16}-2" ]; then
+if [ -z "$prefix" ] || [ ! -e "/dev/shm/${prefix}2" ]; then
   echo "kill_dsmrun: the job did not start"
   kill -9 "$job"
   exit 1
@@ -36,8 +40,8 @@ for _ in $(seq 1 100); do
 done
 ms=$((($(date +%s%N) - start) / 1000000))
 left=$(alive)
-segments=$(find /dev/shm -maxdepth 1 -name "dsm-${token:0:16}-*" -printf '%f ')
-find /dev/shm -maxdepth 1 -name "dsm-${token:0:16}-*" -delete  # never leave them, even on failure
+segments=$(find /dev/shm -maxdepth 1 -name "${prefix}*" -printf '%f ')
+find /dev/shm -maxdepth 1 -name "${prefix}*" -delete  # never leave them, even on failure
 if [ -n "$left" ]; then echo "kill_dsmrun: ranks still running 10 s after dsmrun was killed: $left"; exit 1; fi
 if [ -n "$segments" ]; then echo "kill_dsmrun: shm segments left behind: $segments"; exit 1; fi
 echo "kill_dsmrun: every rank exited ${ms} ms after dsmrun was killed, no segment left"
