@@ -18,13 +18,13 @@
 # Usage: scripts/bench-peers.sh
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
 # and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
-# JACOBI_ITERS (default 500), MATMUL_ITERS (default 100): a few seconds per sequential run.
+# JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300): a few seconds per sequential run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD_DIR:-$top/build}/bin
 repeat=${REPEAT:-3}
 ranks=2
-declare -A size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-100}")
+declare -A size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}")
 versions=(seq hand pass_static pass omp mpi)
 declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass --lb static"
   [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
