@@ -371,11 +371,14 @@ void garbage_collect() {
 std::vector<std::byte> wait_inbox() {
   auto& s = state();
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
+  bool polling = s.poll_ns > 0;
+  if (polling) s.net->set_polling(true);
   for (;;) {
     std::uint64_t target;
     {
       std::lock_guard lk(s.mu);
       if (!s.inbox.empty()) {
+        if (polling) s.net->set_polling(false);
         auto m = std::move(s.inbox.front());
         s.inbox.erase(s.inbox.begin());
         return m;
@@ -383,7 +386,11 @@ std::vector<std::byte> wait_inbox() {
       target = s.arrived.value() + 1;  // post_inbox notifies after it queued under mu
     }
     // Poll for a short while (the reply usually comes within microseconds), then sleep.
-    if (stats::now_ns() < poll_until) {
+    if (polling) {
+      if (stats::now_ns() >= poll_until) {
+        s.net->set_polling(false);
+        polling = false;
+      }
       s.net->poll();
       continue;
     }

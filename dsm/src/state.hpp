@@ -111,7 +111,7 @@ struct State {
   std::vector<std::byte> my_blob;
   std::size_t gc_bound = 256u << 20;
   double page_seconds = 0;  // measured cost of fetching one page
-  std::uint64_t poll_ns = 100'000;  // how long a waiting application thread polls (DSM_POLL_US)
+  std::uint64_t poll_ns = 300'000;  // how long a waiting application thread polls (DSM_POLL_US)
 };
 
 State& state();

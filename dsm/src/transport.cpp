@@ -82,6 +82,9 @@ std::uint64_t large_tag(std::uint32_t src, std::uint64_t seq) {
 struct alignas(64) Bell {
   std::atomic<std::uint32_t> ring{0};
   std::atomic<std::uint32_t> sleeping{0};
+  // An application thread of this rank is polling (Transport::set_polling): it will see the
+  // message, so waking the service thread would only cost two context switches.
+  std::atomic<std::uint32_t> polling{0};
 };
 
 // libinfinipath (loaded with libfabric for the psm provider) installs crash handlers at load
@@ -399,7 +402,8 @@ void Transport::Impl::wake(int dest) {
   if (bell_mode) {
     Bell& b = bells[dest];
     b.ring.fetch_add(1, std::memory_order_seq_cst);
-    if (b.sleeping.load(std::memory_order_seq_cst)) futex_wake_all(b.ring, true);
+    if (b.sleeping.load(std::memory_order_seq_cst) && !b.polling.load(std::memory_order_seq_cst))
+      futex_wake_all(b.ring, true);
   } else if (dest == env.rank) {
     const std::uint64_t one = 1;
     [[maybe_unused]] ssize_t w = write(event_fd, &one, sizeof one);
@@ -730,6 +734,10 @@ std::string shm_segment_prefix(const std::string& token) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token_digest("segment:" + token)));
   return std::string("dsm-") + hex + "-";
+}
+
+void Transport::set_polling(bool on) {
+  if (impl_->bell_mode) impl_->bells[impl_->env.rank].polling.store(on, std::memory_order_seq_cst);
 }
 
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }

@@ -50,6 +50,10 @@ class Transport {
   // no thread wake-up (tens of microseconds across cores of a virtual machine).
   // Returns true if it handled anything.
   bool poll();
+  // Tells senders that a thread of this rank polls, so they need not wake the service
+  // thread. After set_polling(false), call poll() once more before sleeping: what arrived
+  // while the flag was up is only seen by polling.
+  void set_polling(bool on);
   struct Counters {
     std::uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received, rejected;
   };
