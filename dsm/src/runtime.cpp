@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "fault.hpp"
 #include "runtime_hooks.hpp"
@@ -88,6 +89,9 @@ void init(int, char**) {
     s.me = env.rank;
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
+    // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
+    // the rank they wait for needs: by default they sleep at once.
+    if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
     s.poll_ns = env_size("DSM_POLL_US", s.poll_ns / 1000) * 1000;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", 0x4000'0000'0000ull),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
