@@ -7,13 +7,15 @@
 # 1.09 matmul, 1.20 Jacobi), and the balancer's overhead without load (POLICY vs static;
 # paper: under 6 %). Each figure is the median of REPS runs (default 3).
 # Usage: scripts/bench-balance.sh [BUILD_DIR]   env: REPS, POLICY, APPS ("matmul jacobi"),
-#        DSM_LB_* options pass through to the ranks.
+#        MATMUL_ARGS, JACOBI_ARGS (problem sizes); DSM_LB_* options pass through to the ranks.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 reps=${REPS:-3}
 policy=${POLICY:-auto}
 apps=${APPS:-matmul jacobi}
+# Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
+declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500})
 dsmrun=$build/bin/dsmrun
 load=$build/bin/dsm-load
 for tool in "$dsmrun" "$load"; do
@@ -41,14 +43,15 @@ printf '%-7s %9s %9s %9s %9s %9s %14s %9s\n' app noload static+L "$policy+L" ide
 for app in $apps; do
   prog=$build/bin/${app}_pass
   [ -x "$prog" ] || { echo "bench-balance: $prog not found (configure with -DDSM_BUILD_PASS=ON)" >&2; exit 2; }
-  "$dsmrun" -n 2 --bind --lb "$policy" "$prog" --check >/dev/null ||
+  # shellcheck disable=SC2086
+  "$dsmrun" -n 2 --bind --lb "$policy" "$prog" ${args[$app]} --check >/dev/null ||
     { echo "bench-balance: $app result differs from the sequential one" >&2; exit 1; }
-  noload=$(median_time "$policy" "$prog")
-  static0=$(median_time static "$prog")
+  noload=$(median_time "$policy" "$prog" ${args[$app]})
+  static0=$(median_time static "$prog" ${args[$app]})
   "$load" --core 1 & load_pid=$!
   sleep 0.5
-  static_l=$(median_time static "$prog")
-  bal_l=$(median_time "$policy" "$prog")
+  static_l=$(median_time static "$prog" ${args[$app]})
+  bal_l=$(median_time "$policy" "$prog" ${args[$app]})
   stop_load
   awk -v app="$app" -v n="$noload" -v s0="$static0" -v sl="$static_l" -v bl="$bal_l" 'BEGIN {
     ideal = n * 2 / 1.5

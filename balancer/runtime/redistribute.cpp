@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace dsm::lb {
@@ -25,7 +27,6 @@ struct Site::State {
   bool resolved = false;
   SiteModel model;
   std::uint64_t execution = 0;         // executions started
-  std::uint64_t consumed_barrier = 0;  // barrier whose blobs were last read
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
 };
 
@@ -37,6 +38,15 @@ struct Glue {
   WriterRuns writers;  // pages written by earlier executions of every site
   std::vector<SiteFigures> pending;
   std::uint64_t pending_barrier = 0;
+  // Figures that arrived with barriers, per site and rank: a site's figures travel with the
+  // barrier after its loop, and other sites' barriers may follow before it runs again.
+  std::map<std::uint64_t, std::vector<SiteFigures>> received;
+  std::uint64_t harvested_barrier = 0;
+  double page_seconds = 0;  // the largest page cost any rank published last
+  // The first site of each iteration space (lb, ub, step) decides; later sites over the same
+  // space follow its ranges, so consecutive loops over the same rows (a sweep and its copy)
+  // keep their pages on one rank instead of pulling them back and forth.
+  std::map<std::tuple<long, long, long>, Site::State*> leaders;
 };
 Glue& glue() {
   static Glue g;
@@ -109,23 +119,41 @@ void record_writes(std::span<const Section> accesses, const Assignment& a, long 
   }
 }
 
-// Every rank's figures for the last execution of `st`, when the last barrier carried them
-// all, and the page cost every rank will use (the largest any rank measured).
-bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds) {
+// Keeps what the barriers since the last call carried (the runtime keeps only the last).
+void harvest(Glue& g) {
+  const std::uint64_t now = detail::barrier_count();
+  if (now == g.harvested_barrier) return;
+  g.harvested_barrier = now;
   const auto& blobs = detail::barrier_blobs();
-  out.assign(blobs.size(), {});
-  page_seconds = 0;
+  double page_seconds = 0;
   for (std::size_t r = 0; r < blobs.size(); ++r) {
+    if (blobs[r].empty()) continue;
     const auto published = decode_figures(blobs[r]);
-    if (!published) return false;
-    const auto& sites = published->sites;
-    const auto it = std::find_if(sites.begin(), sites.end(), [&](const SiteFigures& f) {
-      return f.site == st.id && f.execution == st.execution;
-    });
-    if (it == sites.end()) return false;
-    out[r] = it->figures;
+    if (!published) continue;  // that rank's figures stay old: no site sees a full set
     page_seconds = std::max(page_seconds, published->page_seconds);
+    for (const SiteFigures& f : published->sites) {
+      auto& per_rank = g.received[f.site];
+      per_rank.resize(blobs.size());
+      per_rank[r] = f;
+    }
   }
+  if (page_seconds > 0) g.page_seconds = page_seconds;
+}
+
+// Every rank's figures for the last execution of `st`, when they have all arrived, and the
+// page cost every rank will use (the largest any rank measured).
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds) {
+  Glue& g = glue();
+  const auto it = g.received.find(st.id);
+  if (it == g.received.end()) return false;
+  const auto& per_rank = it->second;
+  if (per_rank.size() != static_cast<std::size_t>(nprocs())) return false;
+  out.clear();
+  for (const SiteFigures& f : per_rank) {
+    if (f.site != st.id || f.execution != st.execution) return false;
+    out.push_back(f.figures);
+  }
+  page_seconds = g.page_seconds;
   return !out.empty();
 }
 
@@ -210,7 +238,10 @@ Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) 
   glue().sites.push_back(state_.get());
 }
 
-Site::~Site() { std::erase(glue().sites, state_.get()); }
+Site::~Site() {
+  std::erase(glue().sites, state_.get());
+  std::erase_if(glue().leaders, [&](const auto& kv) { return kv.second == state_.get(); });
+}
 
 Plan::Plan(Site& site, std::vector<Range> ranges)
     : site_(&site), ranges_(std::move(ranges)), wall_(ranges_.size(), 0.0), cpu_(ranges_.size(), 0.0) {}
@@ -292,15 +323,22 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
         resolve_policy(st.requested != Policy::automatic ? st.requested : opts.policy, affine, whole);
     st.resolved = true;
   }
+  harvest(glue());  // every barrier's figures, whichever site runs after it
+  const Site::State* leader = glue().leaders.try_emplace(std::tuple(lb, ub, step), &st).first->second;
+  const bool follow = leader != &st && leader->model.n == n &&
+                      leader->model.assign.size() == static_cast<std::size_t>(nranks);
   std::vector<RankFigures> figs;
   bool have = false;
   double page_seconds = 0;
-  if (st.execution > 0 && detail::barrier_count() != st.consumed_barrier) {
-    st.consumed_barrier = detail::barrier_count();
-    have = gather_figures(st, figs, page_seconds);
-  }
+  if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   const Geometry g = geometry_of(accesses, lb, step, n, have && st.model.opt.policy == Policy::locality);
-  const Assignment& a = next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
+  if (follow) {
+    if (!st.model.assign.empty() && st.model.assign != leader->model.assign) ++st.model.redistributions;
+    st.model.assign = leader->model.assign;
+    st.model.n = n;
+    ++st.model.executions;
+  }
+  const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
   ++st.execution;
   record_writes(accesses, a, lb, ub, step);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
