@@ -49,6 +49,12 @@ std::vector<Notice> needed_changes(std::uint32_t page) {
   std::vector<Notice> need = pg.pending;
   for (const Notice& w : pg.pending) {
     if (!w.whole) continue;
+    // Two whole pages written concurrently cannot be merged: a broken exclusive promise.
+    for (const Notice& o : pg.pending)
+      if (o.whole && (o.proc != w.proc || o.idx != w.idx) && !happened_before(s.log, o, w) &&
+          !happened_before(s.log, w, o))
+        fatal("page %u written without twins by ranks %u and %u concurrently (an exclusive-write promise was broken)",
+              page, w.proc, o.proc);
     std::uint32_t me = std::uint32_t(s.me);
     for (std::uint32_t k = s.log.get(w.proc, w.idx).vt[me]; k < s.log.known(me); ++k)
       for (const PageRun& run : s.log.get(me, k).runs)

@@ -230,6 +230,15 @@ int main(int argc, char** argv) {
   else if (mode == "stencil") stencil();
   else if (mode == "random") {
     for (unsigned seed = 1; seed <= 6; ++seed) randomized(seed, 30);
+  } else if (mode == "broken_promise") {  // two ranks promise to write one page alone
+    auto* sh = dsm::alloc<std::uint64_t>(512);
+    if (dsm::rank() < 2) {
+      dsm::prefetch(sh, 4096, dsm::Mode::write_exclusive);
+      for (int w = dsm::rank(); w < 512; w += 2) sh[w] = 1;
+    }
+    dsm::barrier();
+    if (dsm::rank() == 2) std::printf("read %llu\n", (unsigned long long)sh[0]);  // must not silently pick one
+    dsm::barrier();
   } else if (mode == "claims") {
     for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
