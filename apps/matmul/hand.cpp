@@ -3,6 +3,7 @@
 #include <dsm/dsm.hpp>
 
 #include "../common/split.hpp"
+#include "../common/dsm_finish.hpp"
 #include "kernel.hpp"
 
 int main(int argc, char** argv) {
@@ -28,12 +29,5 @@ int main(int argc, char** argv) {
   }
   const double t = dsm::wtime() - t0;
 
-  int rc = 0;
-  if (dsm::rank() == 0) {
-    const auto sum = matmul::sum(sh_c, n);
-    app::report(sum, t);
-    rc = app::verify(o, sum, matmul::reference);
-  }
-  dsm::finalize();
-  return rc;
+  return app::finish(o, t, [&] { return matmul::sum(sh_c, n); }, matmul::reference);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "../common/split.hpp"
+#include "../common/dsm_finish.hpp"
 #include "kernel.hpp"
 
 namespace {
@@ -52,12 +53,5 @@ int main(int argc, char** argv) {
   }
   const double t = dsm::wtime() - t0;
 
-  int rc = 0;
-  if (dsm::rank() == 0) {
-    const auto sum = shallow::sum(g);
-    app::report(sum, t);
-    rc = app::verify(o, sum, shallow::reference);
-  }
-  dsm::finalize();
-  return rc;
+  return app::finish(o, t, [&] { return shallow::sum(g); }, shallow::reference);
 }

@@ -6,6 +6,7 @@
 #include <dsm/dsm.hpp>
 
 #include "kernel.hpp"
+#include "../common/dsm_finish.hpp"
 
 int main(int argc, char** argv) {
   dsm::init(argc, argv);
@@ -150,12 +151,5 @@ int main(int argc, char** argv) {
   }
   const double t = dsm::wtime() - t0;
 
-  int rc = 0;
-  if (dsm::rank() == 0) {
-    const auto sum = shallow::sum(g);
-    app::report(sum, t);
-    rc = app::verify(o, sum, shallow::reference);
-  }
-  dsm::finalize();
-  return rc;
+  return app::finish(o, t, [&] { return shallow::sum(g); }, shallow::reference);
 }

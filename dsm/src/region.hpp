@@ -13,6 +13,9 @@ namespace dsm::mem {
 
 inline constexpr std::size_t page_size = 4096;
 
+// Where the runtime puts the shared region unless DSM_REGION_BASE says otherwise.
+inline constexpr std::uintptr_t default_base = 0x4000'0000'0000;
+
 enum class Prot : std::uint8_t { none, read, read_write };
 
 class Region {

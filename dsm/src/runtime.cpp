@@ -93,7 +93,7 @@ void init(int, char**) {
     // the rank they wait for needs: by default they sleep at once.
     if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
     s.poll_ns = env_size("DSM_POLL_US", s.poll_ns / 1000) * 1000;
-    s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", 0x4000'0000'0000ull),
+    s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
     s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
     s.tokens = std::vector<proto::LockToken>(lock_count);

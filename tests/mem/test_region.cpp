@@ -9,17 +9,13 @@
 #include <vector>
 
 #include "region.hpp"
+#include "region_base.hpp"
 
 using namespace dsm::mem;
 
 namespace {
 
-// The runtime's default base; DSM_REGION_BASE moves it (a ThreadSanitizer build needs a
-// base outside TSan's shadow memory, see scripts/sanitize.sh).
-const std::uintptr_t base = [] {
-  const char* v = std::getenv("DSM_REGION_BASE");
-  return v && *v ? std::uintptr_t(std::strtoull(v, nullptr, 0)) : std::uintptr_t{0x4000'0000'0000};
-}();
+const std::uintptr_t base = test_region_base();
 constexpr std::size_t capacity = 64 << 20;
 
 struct Vma {
