@@ -183,17 +183,43 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
   return next;
 }
 
+double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
+                      double page_s, bool recurring, long n);
+
+// Locality: the cuts placed near the balanced ones, or the whole loop on one rank that holds
+// some of its pages, whichever costs less per execution in time and shared pages. The second
+// is what a hand-parallelized program does with a loop that writes a few pages only (the
+// periodic copy of one row): its owner runs it, and nobody shares the row. Pages other sites
+// rewrite are left out of this comparison: counted every execution, they would pull whole
+// sweeps onto one rank, while those sites follow the same pages in turn.
+Assignment place_locality(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
+                          const std::vector<double>& power, const Geometry& g, double page_s, bool recurring) {
+  std::vector<long> cuts = balanced_cuts(prof, power, m.n);
+  if (!g.known()) return contiguous(cuts);
+  place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
+  Assignment best = contiguous(cuts);
+  double best_cost = execution_cost(best, prof, speed, g, page_s, false, m.n);
+  std::vector<bool> tried(m.assign.size(), false);
+  for (long k = 0; k < m.n; ++k) {
+    const int h = g.holder(k);
+    if (h < 0 || h >= static_cast<int>(tried.size()) || tried[h]) continue;
+    tried[h] = true;
+    Assignment whole(m.assign.size());
+    whole[h].push_back({0, m.n});
+    const double cost = execution_cost(whole, prof, speed, g, page_s, false, m.n);
+    if (cost < best_cost) best_cost = cost, best = std::move(whole);
+  }
+  return best;
+}
+
 Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
                    double page_s, bool recurring) {
   const std::vector<double> power = normalized(speed);
   switch (m.opt.policy) {
     case Policy::multi:
       return move_surplus(m.assign, prof, power);
-    case Policy::locality: {
-      std::vector<long> cuts = balanced_cuts(prof, power, m.n);
-      if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
-      return contiguous(cuts);
-    }
+    case Policy::locality:
+      return place_locality(m, prof, speed, power, g, page_s, recurring);
     default:  // shift, fgdls (static never gets here)
       return contiguous(balanced_cuts(prof, power, m.n));
   }
@@ -208,9 +234,26 @@ double execution_cost(const Assignment& a, const Profile& prof, const std::vecto
   return slowest + page_s * static_cast<double>(pages);
 }
 
-void start(SiteModel& m, long n, int nranks) {
+// Equal blocks whose cuts move, within a quarter of a block, to where the fewest written
+// pages are shared (the nearest such place): what locality knows before any measurement.
+Assignment page_aligned_blocks(const Geometry& g, long n, int nranks) {
+  const long reach = n / (4L * nranks);
+  std::vector<long> cuts(static_cast<std::size_t>(nranks) + 1, n);
+  cuts[0] = 0;
+  for (int j = 1; j < nranks; ++j) {
+    const long b = n * j / nranks;
+    long best = b;
+    for (long d = 1; d <= reach && g.shared_at(best, n) > 0; ++d)
+      for (long k : {b - d, b + d})
+        if (k > cuts[j - 1] && k < n && g.shared_at(k, n) < g.shared_at(best, n)) best = k;
+    cuts[j] = std::max(best, cuts[j - 1]);
+  }
+  return contiguous(cuts);
+}
+
+void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.n = n;
-  m.assign = equal_blocks(n, nranks);
+  m.assign = m.opt.policy == Policy::locality && g.known() ? page_aligned_blocks(g, n, nranks) : equal_blocks(n, nranks);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
   m.span_cpu.assign(nranks, {});
@@ -317,7 +360,7 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
                                  const Geometry& g, double page_seconds) {
   ++m.executions;
   if (n != m.n || static_cast<int>(m.assign.size()) != nranks) {
-    start(m, n, nranks);  // new bounds: earlier figures describe another loop
+    start(m, n, nranks, g);  // new bounds: earlier figures describe another loop
     reset_window(m);
     return m.assign;
   }

@@ -13,9 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 namespace dsm::lb {
@@ -32,6 +33,16 @@ struct Site::State {
 
 namespace {
 
+// What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
+// the written sections, and the same first row at the loop's start, a row being what one
+// iteration advances (the element index over |coef|, the least over the written arrays).
+struct FollowKey {
+  long step;
+  std::int64_t stride;
+  std::int64_t first_row;
+  auto operator<=>(const FollowKey&) const = default;
+};
+
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
   std::vector<Site::State*> sites;
@@ -42,11 +53,12 @@ struct Glue {
   // barrier after its loop, and other sites' barriers may follow before it runs again.
   std::map<std::uint64_t, std::vector<SiteFigures>> received;
   std::uint64_t harvested_barrier = 0;
-  double page_seconds = 0;  // the largest page cost any rank published last
-  // The first site of each iteration space (lb, ub, step) decides; later sites over the same
-  // space follow its ranges, so consecutive loops over the same rows (a sweep and its copy)
-  // keep their pages on one rank instead of pulling them back and forth.
-  std::map<std::tuple<long, long, long>, Site::State*> leaders;
+  double page_seconds = 0;  // the median page cost the ranks published last
+  // Sites that write the same rows of their arrays decide together: the first one decides
+  // (the leader) and the later ones give each iteration to the rank that runs the leader's
+  // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
+  // same rows keep their pages on one rank instead of pulling them back and forth.
+  std::map<FollowKey, Site::State*> leaders;
 };
 Glue& glue() {
   static Glue g;
@@ -87,6 +99,35 @@ Bytes hull(const Section& s, const Range& r) {
 
 bool writes(const Section& s) { return s.access != Access::read; }
 
+// The follow key of a loop; none when it has no affine write that advances with the loop.
+std::optional<FollowKey> follow_key(std::span<const Section> accesses, long lb, long step) {
+  std::int64_t stride = 0, first = std::numeric_limits<std::int64_t>::max();
+  for (const Section& s : accesses) {
+    if (!writes(s) || s.whole || s.coef == 0) continue;
+    stride = std::max<std::int64_t>(stride, std::abs(s.coef * step) * static_cast<std::int64_t>(s.elem_size));
+    const std::int64_t element = s.coef * lb + s.lo, row = std::abs(s.coef);
+    first = std::min(first, element >= 0 ? element / row : -((-element + row - 1) / row));
+  }
+  if (stride == 0) return std::nullopt;
+  return FollowKey{step, stride, first};
+}
+
+// A follower's spans: iteration value v goes to the rank that runs the leader's iteration v
+// (clamped to the leader's range).
+Assignment follow_leader(const Site::State& leader, long lb, long step, long n) {
+  const SiteModel& m = leader.model;
+  const std::vector<int> own = owners(m.assign, m.n);
+  Assignment a(m.assign.size());
+  for (long k = 0; k < n; ++k) {
+    const long offset = lb + k * step - leader.lb;
+    const long kl = std::clamp(offset >= 0 ? offset / leader.step : -1, 0L, m.n - 1);
+    auto& spans = a[static_cast<std::size_t>(own[kl])];
+    if (!spans.empty() && spans.back().end == k) ++spans.back().end;
+    else spans.push_back({k, k + 1});
+  }
+  return a;
+}
+
 Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long n, bool with_holders) {
   Geometry g;
   g.lb = lb;
@@ -104,19 +145,54 @@ Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long
   return g;
 }
 
-// Remembers who writes which pages in this execution (rank order breaks ties the same way
-// everywhere), for the locality policy of every site.
-void record_writes(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
+// Pages (inclusive runs) that only `rank` writes in one execution of a loop.
+struct Run {
+  long first, last;
+  int rank;
+};
+
+// For every rank, the written pages of its ranges that no other rank's ranges write; empty
+// when a write has no descriptor (anything may be written).
+std::vector<Run> exclusive_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
+  std::vector<Run> runs;
   for (const Section& s : accesses) {
-    if (!writes(s) || s.whole) continue;
+    if (!writes(s)) continue;
+    if (s.whole) return {};
     for (std::size_t r = 0; r < a.size(); ++r)
       for (const Range& range : to_ranges(a[r], lb, ub, step)) {
         const Bytes b = hull(s, range);
         if (b.last > b.first)
-          record_writer(glue().writers, static_cast<long>(b.first / page_bytes),
-                        static_cast<long>((b.last - 1) / page_bytes), static_cast<int>(r));
+          runs.push_back({static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes),
+                          static_cast<int>(r)});
       }
   }
+  std::vector<Run> out;
+  for (const Run& mine : runs) {
+    std::vector<std::pair<long, long>> pieces{{mine.first, mine.last}};
+    for (const Run& other : runs) {
+      if (other.rank == mine.rank) continue;
+      std::vector<std::pair<long, long>> left;
+      for (auto [f, l] : pieces) {
+        if (other.last < f || other.first > l) {
+          left.push_back({f, l});
+          continue;
+        }
+        if (f < other.first) left.push_back({f, other.first - 1});
+        if (l > other.last) left.push_back({other.last + 1, l});
+      }
+      pieces = std::move(left);
+    }
+    for (auto [f, l] : pieces) out.push_back({f, l, mine.rank});
+  }
+  return out;
+}
+
+// Remembers who writes which pages, for the locality policy of every site (the same on
+// every rank). A page several ranks write (false sharing in a naive split) keeps the writer
+// it had: it belongs to nobody in particular, and recording whichever rank came last would
+// send the loops that write it towards an arbitrary rank.
+void record_writes(const std::vector<Run>& exclusive) {
+  for (const Run& run : exclusive) record_writer(glue().writers, run.first, run.last, run.rank);
 }
 
 // Keeps what the barriers since the last call carried (the runtime keeps only the last).
@@ -125,23 +201,28 @@ void harvest(Glue& g) {
   if (now == g.harvested_barrier) return;
   g.harvested_barrier = now;
   const auto& blobs = detail::barrier_blobs();
-  double page_seconds = 0;
+  std::vector<double> page_seconds;
   for (std::size_t r = 0; r < blobs.size(); ++r) {
     if (blobs[r].empty()) continue;
     const auto published = decode_figures(blobs[r]);
     if (!published) continue;  // that rank's figures stay old: no site sees a full set
-    page_seconds = std::max(page_seconds, published->page_seconds);
+    if (published->page_seconds > 0) page_seconds.push_back(published->page_seconds);
     for (const SiteFigures& f : published->sites) {
       auto& per_rank = g.received[f.site];
       per_rank.resize(blobs.size());
       per_rank[r] = f;
     }
   }
-  if (page_seconds > 0) g.page_seconds = page_seconds;
+  // The median rank's: a rank on a crowded core waits longer for every page, but the cost
+  // that decides whether moving work pays is the typical one.
+  if (!page_seconds.empty()) {
+    std::nth_element(page_seconds.begin(), page_seconds.begin() + page_seconds.size() / 2, page_seconds.end());
+    g.page_seconds = page_seconds[page_seconds.size() / 2];
+  }
 }
 
 // Every rank's figures for the last execution of `st`, when they have all arrived, and the
-// page cost every rank will use (the largest any rank measured).
+// page cost every rank will use.
 bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds) {
   Glue& g = glue();
   const auto it = g.received.find(st.id);
@@ -179,44 +260,12 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
   }
 }
 
-// Claims, for every rank, the written pages no other rank's ranges write in this execution.
+// Claims, for every rank, the pages it alone writes in this execution (no twins, no diffs).
 // Every rank makes the same calls in the same order from the same assignment.
-void claim_exclusive(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
-  struct Run {
-    long first, last;  // pages, inclusive
-    int rank;
-  };
-  std::vector<Run> runs;
-  for (const Section& s : accesses) {
-    if (!writes(s)) continue;
-    if (s.whole) return;
-    for (std::size_t r = 0; r < a.size(); ++r)
-      for (const Range& range : to_ranges(a[r], lb, ub, step)) {
-        const Bytes b = hull(s, range);
-        if (b.last > b.first)
-          runs.push_back({static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes),
-                          static_cast<int>(r)});
-      }
-  }
-  for (const Run& mine : runs) {
-    std::vector<std::pair<long, long>> pieces{{mine.first, mine.last}};
-    for (const Run& other : runs) {
-      if (other.rank == mine.rank) continue;
-      std::vector<std::pair<long, long>> left;
-      for (auto [f, l] : pieces) {
-        if (other.last < f || other.first > l) {
-          left.push_back({f, l});
-          continue;
-        }
-        if (f < other.first) left.push_back({f, other.first - 1});
-        if (l > other.last) left.push_back({other.last + 1, l});
-      }
-      pieces = std::move(left);
-    }
-    for (auto [f, l] : pieces)
-      detail::claim_exclusive_write(mine.rank, reinterpret_cast<const void*>(f * page_bytes),
-                                    static_cast<std::size_t>(l - f + 1) * page_bytes);
-  }
+void claim_exclusive(const std::vector<Run>& exclusive) {
+  for (const Run& run : exclusive)
+    detail::claim_exclusive_write(run.rank, reinterpret_cast<const void*>(run.first * page_bytes),
+                                  static_cast<std::size_t>(run.last - run.first + 1) * page_bytes);
 }
 
 void json_string(std::string& out, const std::string& s) {
@@ -324,8 +373,9 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
     st.resolved = true;
   }
   harvest(glue());  // every barrier's figures, whichever site runs after it
-  const Site::State* leader = glue().leaders.try_emplace(std::tuple(lb, ub, step), &st).first->second;
-  const bool follow = leader != &st && leader->model.n == n &&
+  const std::optional<FollowKey> key = follow_key(accesses, lb, step);
+  const Site::State* leader = key ? glue().leaders.try_emplace(*key, &st).first->second : &st;
+  const bool follow = leader != &st && leader->model.n > 0 && leader->model.opt.policy != Policy::static_blocks &&
                       leader->model.assign.size() == static_cast<std::size_t>(nranks);
   std::vector<RankFigures> figs;
   bool have = false;
@@ -333,16 +383,18 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   const Geometry g = geometry_of(accesses, lb, step, n, have && st.model.opt.policy == Policy::locality);
   if (follow) {
-    if (!st.model.assign.empty() && st.model.assign != leader->model.assign) ++st.model.redistributions;
-    st.model.assign = leader->model.assign;
+    Assignment next = follow_leader(*leader, lb, step, n);
+    if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
+    st.model.assign = std::move(next);
     st.model.n = n;
     ++st.model.executions;
   }
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
   ++st.execution;
-  record_writes(accesses, a, lb, ub, step);
+  const std::vector<Run> exclusive = exclusive_runs(accesses, a, lb, ub, step);
+  record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
-  if (opts.exclusive) claim_exclusive(accesses, a, lb, ub, step);
+  if (opts.exclusive) claim_exclusive(exclusive);
   prefetch_sections(accesses, mine, opts);
   return Plan(site, std::move(mine));
 }

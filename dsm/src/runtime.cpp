@@ -271,7 +271,7 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes) {
   return out;
 }
 
-double page_transfer_seconds() { return state().page_seconds; }
+double page_transfer_seconds() { return state().page_seconds.value(); }
 
 Extent allocation_of(const void* addr) {
   auto& s = state();

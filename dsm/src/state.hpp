@@ -8,6 +8,8 @@
 // so it never faults while holding `mu`.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -76,6 +78,21 @@ struct BarrierManager {  // on rank 0, driven by the service thread
   std::uint64_t max_protocol_bytes = 0;
 };
 
+// Median of the last few samples: one fetch that waited for a descheduled peer must not
+// make every page look expensive to the balancer.
+struct RecentMedian {
+  std::array<double, 15> samples{};
+  std::size_t count = 0;
+  void add(double v) { samples[count++ % samples.size()] = v; }
+  double value() const {  // 0 before any sample
+    std::array<double, 15> s = samples;
+    const std::size_t n = std::min(count, s.size());
+    if (n == 0) return 0;
+    std::nth_element(s.begin(), s.begin() + n / 2, s.begin() + n);
+    return s[n / 2];
+  }
+};
+
 struct State {
   int me = 0;
   int nprocs = 1;
@@ -110,7 +127,7 @@ struct State {
   std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
   std::vector<std::byte> my_blob;
   std::size_t gc_bound = 256u << 20;
-  double page_seconds = 0;  // measured cost of fetching one page
+  RecentMedian page_seconds;  // measured cost of fetching one page
   std::uint64_t poll_ns = 300'000;  // how long a waiting application thread polls (DSM_POLL_US)
 };
 

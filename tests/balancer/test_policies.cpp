@@ -213,6 +213,42 @@ TEST_CASE("locality trades a small imbalance for a cut that shares no page") {
   }
 }
 
+TEST_CASE("locality starts from equal blocks with page-aligned cuts") {
+  // Rows of 1000 floats start on a page only every 128 rows: the equal cut 2048 is aligned,
+  // the cuts of three ranks (1365, 2730) are not and move to 1408 and 2688.
+  const long n = 4096;
+  Geometry g;
+  g.sections.push_back(WriteSection{4096, 4, 1000, 0, 999, 0, {}});
+  Run run = make_run(Policy::locality);
+  execute(run, n, {1.0, 1.0, 1.0}, [](long) { return 1e-6; }, g);
+  CHECK(shared_pages(g, run.m.assign, n) == 0);
+  CHECK(run.m.assign[0] == std::vector<Span>{{0, 1408}});
+  CHECK(run.m.assign[1] == std::vector<Span>{{1408, 2688}});
+  CHECK(run.m.assign[2] == std::vector<Span>{{2688, n}});
+  Run naive = make_run(Policy::shift);
+  execute(naive, n, {1.0, 1.0, 1.0}, [](long) { return 1e-6; }, g);
+  CHECK(naive.m.assign == equal_blocks(n, 3));
+}
+
+TEST_CASE("locality gives a loop over one row to the rank that holds the row") {
+  // The periodic copy of row 0 (514 doubles, two pages) split over four ranks makes them all
+  // write those pages; rank 0 holds them (its block of another loop writes them).
+  const long n = 514;
+  Geometry g;
+  WriteSection w{1 << 20, 8, 1, 0, 0, (1 << 20) / page_bytes, {0, 0}};
+  g.sections.push_back(w);
+  Run run = make_run(Policy::locality);
+  for (int e = 0; e < 12; ++e) execute(run, n, {1.0, 1.0, 1.0, 1.0}, [](long) { return 2e-9; }, g);
+  REQUIRE(run.m.redistributions == 1);
+  CHECK(run.m.assign[0] == std::vector<Span>{{0, n}});
+  CHECK(shared_pages(g, run.m.assign, n) == 0);
+  SECTION("but a sweep that is worth splitting stays split") {
+    Run sweep = make_run(Policy::locality);
+    for (int e = 0; e < 12; ++e) execute(sweep, n, {1.0, 1.0, 1.0, 1.0}, [](long) { return 1e-4; }, g);
+    CHECK(sweep.m.assign[3].size() == 1);
+  }
+}
+
 TEST_CASE("auto picks locality for affine writes, fgdls otherwise") {
   CHECK(resolve_policy(Policy::automatic, true, false) == Policy::locality);
   CHECK(resolve_policy(Policy::automatic, true, true) == Policy::fgdls);
