@@ -19,6 +19,9 @@ namespace dsm::net {
 // Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm, which
 // any local user can list): derived from the token, never a part of it.
 std::string shm_segment_prefix(const std::string& token);
+// Removes every segment of the job from this host's /dev/shm (endpoints, doorbells, the
+// statistics board): what dsmrun does when a job ends, and a rank that lost dsmrun.
+void remove_job_segments(const std::string& token);
 
 class Transport {
  public:

@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -116,12 +115,7 @@ class Job {
  public:
   Job(Options o) : opt_(std::move(o)), token_(random_token()) {}
   // Ranks that died leave their shm endpoints' segments behind: remove this job's.
-  ~Job() {
-    const std::string prefix = dsm::net::shm_segment_prefix(token_);
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
-      if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
-  }
+  ~Job() { dsm::net::remove_job_segments(token_); }
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
   int run();
