@@ -1,5 +1,6 @@
 #include "board.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <boost/interprocess/mapped_region.hpp>
@@ -268,7 +269,11 @@ void attach(Slot* slot) {
 
 void set_state(RankState s) {
   if (!g_slot) return;
-  g_slot->since_ns.store(stats::now_ns(), std::memory_order_relaxed);
+  // The coarse clock (the monotonic clock at the last tick, a few ms old) costs a few ns,
+  // and a state change happens at every lock wait and barrier.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  g_slot->since_ns.store(std::uint64_t(ts.tv_sec) * 1'000'000'000u + std::uint64_t(ts.tv_nsec), std::memory_order_relaxed);
   g_slot->state.store(static_cast<std::uint32_t>(s), std::memory_order_release);
 }
 

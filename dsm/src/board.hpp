@@ -50,7 +50,7 @@ struct alignas(64) Slot {
   std::atomic<std::uint32_t> rank;      // the slot's index, written by the creator
   std::atomic<std::uint32_t> state;     // RankState
   std::atomic<std::uint64_t> pid;
-  std::atomic<std::uint64_t> since_ns;  // when the rank entered its state (CLOCK_MONOTONIC)
+  std::atomic<std::uint64_t> since_ns;  // when the rank entered its state (CLOCK_MONOTONIC_COARSE)
   stats::Counters stats;
   net::Traffic traffic;
 };
