@@ -16,7 +16,7 @@ jobs=${JOBS:-$(nproc)}
 # (communication-bound) run no slower. DSM_SANITIZE_BUILD_TYPE=RelWithDebInfo overrides.
 build_type=${DSM_SANITIZE_BUILD_TYPE:-Debug}
 
-targets=(dsmrun dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
+targets=(dsmrun dsm-top dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
          test_balancer lb_rows dsm-load)
 # The runtime's tests: tests/dsm, tests/mem, tests/net, tests/balancer.
 include='^(dsm\.|mem[:.]|net\.|balancer)'

@@ -3,7 +3,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -141,11 +140,9 @@ void Bootstrap::watchdog() {
       if (closing_ || acked_) return;
       std::fprintf(stderr, "dsm: rank %d lost its connection to dsmrun; exiting\n", env_.rank);
       std::fflush(stderr);
-      // dsmrun removes a failed job's shm segments, but it is gone (killed): remove this
-      // rank's own (and the doorbells, if still there) so they do not stay in /dev/shm.
-      const std::string prefix = "/" + shm_segment_prefix(env_.token);
-      ::shm_unlink((prefix + std::to_string(env_.rank)).c_str());
-      ::shm_unlink((prefix + "bell").c_str());
+      // dsmrun removes a failed job's shm segments, but it is gone (killed): remove them
+      // here (every rank is leaving) so they do not stay in /dev/shm.
+      remove_job_segments(env_.token);
       ::_exit(70);
     }
     if (f->kind == FrameKind::gather_result) {

@@ -79,6 +79,21 @@ std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::siz
   return {first, std::min(last, s.heap_pages.load())};
 }
 
+// Publishes this rank's counters and state on the host's statistics board. The board is
+// for watching a job: a rank that cannot use it runs on without it.
+void open_board(const net::JobEnv& env) {
+  auto& s = state();
+  try {
+    auto board = std::make_unique<board::Board>(env.token, env.size);
+    board::Slot& slot = board->slot(env.rank);
+    stats::publish_into(slot.stats);
+    board::attach(&slot);
+    s.board = std::move(board);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsm: rank %d: running without a statistics board: %s\n", env.rank, e.what());
+  }
+}
+
 }  // namespace
 
 void init(int, char**) {
@@ -108,9 +123,12 @@ void init(int, char**) {
     m.blobs.resize(s.nprocs);
     m.allocs.resize(s.nprocs);
     s.blobs.resize(s.nprocs);
-    if (env.under_dsmrun) s.boot = std::make_unique<net::Bootstrap>(env);
+    if (env.under_dsmrun) {
+      open_board(env);
+      s.boot = std::make_unique<net::Bootstrap>(env);
+    }
     if (s.nprocs > 1) {
-      s.net = std::make_unique<net::Transport>(env, *s.boot);
+      s.net = std::make_unique<net::Transport>(env, *s.boot, s.board ? &s.board->slot(s.me).traffic : nullptr);
       mem::install_fault_handler(s.region->app(), s.region->app() + s.region->capacity(), proto::on_fault);
       s.net->start(proto::handle_message);
     }
@@ -125,29 +143,30 @@ void init(int, char**) {
 void finalize() {
   require_init("dsm::finalize");
   auto& s = state();
-  net::Transport::Counters t{};
   if (s.nprocs > 1) {
     barrier();
     // Every rank has its last departure before anyone closes its endpoint.
     s.boot->allgather({});
-    t = s.net->counters();
+  }
+  std::string json;
+  if (s.boot) {
+    static const net::Traffic no_traffic;  // a single rank sends nothing
+    json = "{\"rank\": " + std::to_string(s.me) + ", \"counters\": " +
+           board::rank_counters_json(stats::counters(), s.net ? s.net->counters() : no_traffic, wtime() - g_start,
+                                     "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls())) +
+           ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
+  }
+  board::set_state(board::RankState::finished);
+  if (s.nprocs > 1) {
     s.net.reset();
     mem::uninstall_fault_handler();
   }
   if (s.boot) {
-    char extra[512];
-    std::snprintf(extra, sizeof extra,
-                  "\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_received\": %llu, "
-                  "\"bytes_received\": %llu, \"rejected_msgs\": %llu, \"mprotect_calls\": %llu",
-                  (unsigned long long)t.msgs_sent, (unsigned long long)t.bytes_sent,
-                  (unsigned long long)t.msgs_received, (unsigned long long)t.bytes_received,
-                  (unsigned long long)t.rejected, (unsigned long long)s.region->mprotect_calls());
-    std::string json = "{\"rank\": " + std::to_string(s.me) + ", \"counters\": " +
-                       stats::counters_json(wtime() - g_start, extra) +
-                       ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
     s.boot->report_finalized(json);
     s.boot.reset();
   }
+  // The counters stay in the mapping; the name goes if this rank created the board.
+  if (s.board) s.board->remove_name();
   g_initialized = false;
 }
 

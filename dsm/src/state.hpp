@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "board.hpp"
 #include "bootstrap.hpp"
 #include "codec.hpp"
 #include "intervals.hpp"
@@ -98,6 +99,7 @@ struct State {
   int nprocs = 1;
   std::unique_ptr<mem::Region> region;
   std::unique_ptr<net::Bootstrap> boot;
+  std::unique_ptr<board::Board> board;  // this host's statistics board (under dsmrun)
   std::unique_ptr<net::Transport> net;
 
   std::mutex mu;

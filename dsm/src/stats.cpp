@@ -6,9 +6,25 @@
 
 namespace dsm::stats {
 
-Counters& counters() {
-  static Counters c;
-  return c;
+namespace {
+Counters own;
+std::atomic<Counters*> current{&own};
+}  // namespace
+
+Counters& counters() { return *current.load(std::memory_order_relaxed); }
+
+void copy(const Counters& from, Counters& to) {
+#define DSM_COPY(name) to.name.store(from.name.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  DSM_COUNTERS(DSM_COPY)
+#undef DSM_COPY
+#define DSM_COPY(name) to.name##_ns.store(from.name##_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  DSM_TIMERS(DSM_COPY)
+#undef DSM_COPY
+}
+
+void publish_into(Counters& into) {
+  copy(counters(), into);
+  current.store(&into, std::memory_order_relaxed);
 }
 
 std::uint64_t now_ns() {
@@ -33,8 +49,7 @@ Timer::~Timer() {
   if (parent_) parent_->start_ = now;
 }
 
-std::string counters_json(double total_seconds, const std::string& extra) {
-  auto& c = counters();
+std::string counters_json(const Counters& c, double total_seconds, const std::string& extra) {
   std::string out = "{";
   char buf[96];
 #define DSM_EMIT(name)                                                                   \

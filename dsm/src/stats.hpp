@@ -1,4 +1,5 @@
-// Per-rank protocol statistics, reported to dsmrun at finalize (dsmrun --stats).
+// Per-rank protocol statistics, reported to dsmrun at finalize (dsmrun --stats) and, while
+// the job runs, published on the host's statistics board (board.hpp).
 #pragma once
 
 #include <atomic>
@@ -23,7 +24,12 @@ struct Counters {
 #undef DSM_DECLARE
 };
 
+// The rank's counters: its own, or the ones publish_into() moved them to.
 Counters& counters();
+// Moves the rank's counters to `into` (its board slot, which must outlive every use of
+// them): copies what was counted so far; everything after counts there.
+void publish_into(Counters& into);
+void copy(const Counters& from, Counters& to);
 
 std::uint64_t now_ns();
 
@@ -44,6 +50,6 @@ class Timer {
 
 // {"name": value, ...} of every counter, with times in seconds and `extra` fields appended
 // (extra: text of further "key": value pairs, or empty).
-std::string counters_json(double total_seconds, const std::string& extra);
+std::string counters_json(const Counters&, double total_seconds, const std::string& extra);
 
 }  // namespace dsm::stats

@@ -137,6 +137,7 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
   close_interval(true);
   {
     stats::Timer wait(c.barrier_wait_ns);
+    board::StateScope in_barrier(board::RankState::barrier);
     codec::Writer w;
     {
       std::lock_guard lk(s.mu);
@@ -201,6 +202,7 @@ void acquire(int lock) {
     }
   }
   stats::Timer wait(c.lock_wait_ns);
+  board::StateScope in_lock_wait(board::RankState::lock_wait);
   codec::Writer w;
   {
     std::lock_guard lk(s.mu);

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -179,10 +180,10 @@ struct Transport::Impl {
   std::mutex dispatch_mu;  // one thread at a time receives and dispatches: FIFO per source
   std::thread service;
   std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> msgs_sent{0}, bytes_sent{0}, msgs_received{0}, bytes_received{0},
-      rejected{0};
+  Traffic own_traffic;
+  Traffic& traffic;
 
-  Impl(const JobEnv& e, Bootstrap& boot);
+  Impl(const JobEnv& e, Bootstrap& boot, Traffic* into);
   ~Impl();
   void open_endpoint();
   void open_bells();
@@ -204,7 +205,8 @@ struct Transport::Impl {
   void post_eager(int dest, std::span<const std::byte> msg);
 };
 
-Transport::Impl::Impl(const JobEnv& e, Bootstrap& boot) : env(e) {
+Transport::Impl::Impl(const JobEnv& e, Bootstrap& boot, Traffic* into)
+    : env(e), traffic(into ? *into : own_traffic) {
   prov = env.provider.empty() ? "shm" : env.provider;
   if (prov != "shm" && prov != "tcp") throw std::runtime_error("dsm: unknown provider '" + prov + "'");
   token = token_digest(env.token);
@@ -506,7 +508,7 @@ bool Transport::Impl::drain_self() {
 }
 
 void Transport::Impl::reject(const std::string& why) {
-  rejected.fetch_add(1);
+  traffic.rejected_msgs.fetch_add(1);
   std::fprintf(stderr, "dsm: rank %d dropped a message: %s\n", env.rank, why.c_str());
 }
 
@@ -577,8 +579,8 @@ void Transport::Impl::deliver_in_order(std::uint32_t src) {
 }
 
 void Transport::Impl::dispatch(int src, std::uint16_t type, std::span<const std::byte> payload) {
-  msgs_received.fetch_add(1, std::memory_order_relaxed);
-  bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
+  traffic.msgs_received.fetch_add(1, std::memory_order_relaxed);
+  traffic.bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
   handler(src, type, payload);
 }
 
@@ -625,8 +627,8 @@ void Transport::Impl::send(int dest, std::uint16_t type,
   std::size_t total = 0;
   for (auto p : parts) total += p.size();
   if (total > max_payload) throw std::invalid_argument("dsm: message larger than 4 GiB");
-  msgs_sent.fetch_add(1, std::memory_order_relaxed);
-  bytes_sent.fetch_add(total, std::memory_order_relaxed);
+  traffic.msgs_sent.fetch_add(1, std::memory_order_relaxed);
+  traffic.bytes_sent.fetch_add(total, std::memory_order_relaxed);
   if (dest == env.rank) {
     std::vector<std::byte> copy;
     copy.reserve(total);
@@ -710,7 +712,8 @@ void Transport::Impl::send(int dest, std::uint16_t type,
   }
 }
 
-Transport::Transport(const JobEnv& env, Bootstrap& boot) : impl_(std::make_unique<Impl>(env, boot)) {}
+Transport::Transport(const JobEnv& env, Bootstrap& boot, Traffic* traffic)
+    : impl_(std::make_unique<Impl>(env, boot, traffic)) {}
 Transport::~Transport() = default;
 int Transport::rank() const { return impl_->env.rank; }
 int Transport::size() const { return impl_->env.size; }
@@ -736,15 +739,25 @@ std::string shm_segment_prefix(const std::string& token) {
   return std::string("dsm-") + hex + "-";
 }
 
+void remove_job_segments(const std::string& token) {
+  const std::string prefix = shm_segment_prefix(token);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
+    if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
+}
+
 void Transport::set_polling(bool on) {
   if (impl_->bell_mode) impl_->bells[impl_->env.rank].polling.store(on, std::memory_order_seq_cst);
 }
 
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
-Transport::Counters Transport::counters() const {
-  return {impl_->msgs_sent.load(), impl_->bytes_sent.load(), impl_->msgs_received.load(),
-          impl_->bytes_received.load(), impl_->rejected.load()};
+const Traffic& Transport::counters() const { return impl_->traffic; }
+
+void copy(const Traffic& from, Traffic& to) {
+#define DSM_COPY(name) to.name.store(from.name.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  DSM_TRAFFIC(DSM_COPY)
+#undef DSM_COPY
 }
 
 }  // namespace dsm::net

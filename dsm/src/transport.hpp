@@ -4,6 +4,7 @@
 // (futex doorbell for shm, completion-queue fd for tcp) after a short spin when idle.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,15 +17,29 @@
 
 namespace dsm::net {
 
+// Traffic of one endpoint. X-macro, so the fields, their copies and their JSON names stay one
+// list. The counters may live outside the transport (in the statistics board's slot).
+#define DSM_TRAFFIC(X) X(msgs_sent) X(bytes_sent) X(msgs_received) X(bytes_received) X(rejected_msgs)
+struct Traffic {
+#define DSM_DECLARE(name) std::atomic<std::uint64_t> name{0};
+  DSM_TRAFFIC(DSM_DECLARE)
+#undef DSM_DECLARE
+};
+void copy(const Traffic& from, Traffic& to);
+
 // Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm, which
 // any local user can list): derived from the token, never a part of it.
 std::string shm_segment_prefix(const std::string& token);
+// Removes every segment of the job from this host's /dev/shm (endpoints, doorbells, the
+// statistics board): what dsmrun does when a job ends, and a rank that lost dsmrun.
+void remove_job_segments(const std::string& token);
 
 class Transport {
  public:
   // Opens an FI_EP_RDM endpoint on env.provider ("shm" or "tcp"; "" = shm) and exchanges
   // addresses through the bootstrap (collective). Throws std::runtime_error on failure.
-  Transport(const JobEnv&, Bootstrap&);
+  // Counts into `traffic` when given (it must outlive the transport), else into its own.
+  Transport(const JobEnv&, Bootstrap&, Traffic* traffic = nullptr);
   ~Transport();  // stops the service thread, closes every fid
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
@@ -54,10 +69,7 @@ class Transport {
   // thread. After set_polling(false), call poll() once more before sleeping: what arrived
   // while the flag was up is only seen by polling.
   void set_polling(bool on);
-  struct Counters {
-    std::uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received, rejected;
-  };
-  Counters counters() const;
+  const Traffic& counters() const;
 
   struct Impl;
 

@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -28,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "board.hpp"
 #include "bootstrap.hpp"
 #include "transport.hpp"
 
@@ -48,6 +48,7 @@ struct Options {
   double join_timeout = 60;
   bool stats = false;
   std::string stats_json;
+  double watch = 0;  // seconds between two tables of the local ranks (0: no live view)
   std::string lb;
   std::vector<std::string> env;
   std::vector<std::string> command;
@@ -115,13 +116,9 @@ std::vector<std::string> split_words(const std::string& s) {
 class Job {
  public:
   Job(Options o) : opt_(std::move(o)), token_(random_token()) {}
-  // Ranks that died leave their shm endpoints' segments behind: remove this job's.
-  ~Job() {
-    const std::string prefix = dsm::net::shm_segment_prefix(token_);
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
-      if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
-  }
+  // Ranks that died leave their shm endpoints' segments behind: remove this job's (the
+  // statistics board among them).
+  ~Job() { dsm::net::remove_job_segments(token_); }
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
   int run();
@@ -137,6 +134,7 @@ class Job {
   void fail(int code);
   void kill_all(int sig);
   void print_stats() const;
+  void watch(bool last);
 
   Options opt_;
   std::string token_;
@@ -149,6 +147,8 @@ class Job {
   bool stopping_ = false;
   clock_type::time_point stop_since_;
   bool killed_hard_ = false;
+  std::unique_ptr<dsm::board::Board> board_;  // this host's statistics board
+  clock_type::time_point watched_;
 };
 
 void Job::assign_hosts() {
@@ -368,6 +368,13 @@ int Job::run() {
   for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   const auto start = clock_type::now();
+  // The board of this host, before any rank opens it; other hosts' first rank makes theirs.
+  try {
+    board_ = std::make_unique<dsm::board::Board>(token_, opt_.n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsmrun: no statistics board: %s\n", e.what());
+  }
+  watched_ = start;
   for (int r = 0; r < opt_.n; ++r) spawn(r);
 
   auto seconds_since = [](clock_type::time_point t) {
@@ -437,11 +444,25 @@ int Job::run() {
       kill_all(SIGKILL);
       killed_hard_ = true;
     }
+    if (opt_.watch > 0 && seconds_since(watched_) >= opt_.watch) watch(false);
   }
+  if (opt_.watch > 0) watch(true);
   for (auto& rk : ranks_)
     if (rk.conn >= 0) close(rk.conn);
   if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty())) print_stats();
   return exit_code_;
+}
+
+// The local ranks' line each from the board (stderr: the program's output stays apart).
+void Job::watch(bool last) {
+  watched_ = clock_type::now();
+  if (!board_) return;
+  try {
+    std::fprintf(stderr, "dsmrun --watch%s: %s", last ? " (job ended)" : "",
+                 dsm::board::format_table(board_->read()).c_str());
+  } catch (const dsm::board::BadBoard& e) {
+    std::fprintf(stderr, "dsmrun --watch: the statistics board %s is %s\n", board_->name().c_str(), e.what());
+  }
 }
 
 void Job::print_stats() const {
@@ -521,6 +542,11 @@ int main(int argc, char** argv) {
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
   app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array");
+  std::string watch;
+  app.add_flag("--watch{2}", watch,
+               "--watch[=S]: every S seconds (default 2) and at the end, print a line per rank of this host "
+               "(state, messages, bytes, time in communication, barriers, locks, faults) on stderr; "
+               "dsm-top shows the same for a job already running");
   app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB)");
   app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->allow_extra_args(false)->check([](const std::string& s) {
     return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
@@ -530,6 +556,14 @@ int main(int argc, char** argv) {
   app.footer("Usage: dsmrun -n N [options] ./prog args...");
   CLI11_PARSE(app, argc, argv);
   opt.command = app.remaining();
+  if (!watch.empty()) {
+    char* end = nullptr;
+    opt.watch = std::strtod(watch.c_str(), &end);
+    if (*end || !(opt.watch > 0)) {
+      std::fprintf(stderr, "dsmrun: --watch=%s: expected a number of seconds above 0\n", watch.c_str());
+      return 2;
+    }
+  }
   if (!opt.command.empty() && opt.command.front() == "--") {
     opt.command.erase(opt.command.begin());
   } else if (!opt.command.empty() && opt.command.front().size() > 1 && opt.command.front()[0] == '-') {

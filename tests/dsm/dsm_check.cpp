@@ -221,6 +221,24 @@ void claims(unsigned seed, int phases) {
 
 }  // namespace
 
+// Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
+// statistics grow while the board's live test reads them.
+void sync_for(double seconds) {
+  auto* sh = dsm::alloc<long>(2);  // [0]: a counter under a lock, [1]: stop flag
+  const double end = dsm::wtime() + seconds;
+  long rounds = 0;
+  for (bool stop = false; !stop; ++rounds) {
+    dsm::lock_acquire(5);
+    sh[0] += 1;
+    dsm::lock_release(5);
+    if (dsm::rank() == 0 && dsm::wtime() >= end) sh[1] = 1;
+    dsm::barrier();
+    stop = sh[1] != 0;
+  }
+  dsm::barrier();
+  expect(sh[0] == rounds * dsm::nprocs(), "counter", 0, sh[0], rounds * dsm::nprocs());
+}
+
 int main(int argc, char** argv) {
   dsm::init(argc, argv);
   std::string mode = argc > 1 ? argv[1] : "";
@@ -243,6 +261,8 @@ int main(int argc, char** argv) {
     for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
     randomized(unsigned(std::stoul(argv[2])), std::stoi(argv[3]));
+  } else if (mode == "sync_for" && argc > 2) {
+    sync_for(std::stod(argv[2]));
   } else if (mode == "long") {  // many phases: with a small DSM_GC_BOUND, collections happen
     randomized(42, 400);
   } else {

@@ -194,16 +194,16 @@ int run(const std::string& mode, int argc, char** argv) {
     return 2;
   }
   boot.allgather({});  // nobody leaves while others still send
-  const auto c = net.counters();
+  const auto& c = net.counters();
   char json[512];
   std::snprintf(json, sizeof json,
                 "{\"rank\":%d,\"counters\":{\"msgs_sent\":%llu,\"bytes_sent\":%llu,\"msgs_received\":%llu,"
                 "\"bytes_received\":%llu,\"rejected\":%llu},\"sections\":{}}",
-                me, (unsigned long long)c.msgs_sent, (unsigned long long)c.bytes_sent,
-                (unsigned long long)c.msgs_received, (unsigned long long)c.bytes_received,
-                (unsigned long long)c.rejected);
+                me, (unsigned long long)c.msgs_sent.load(), (unsigned long long)c.bytes_sent.load(),
+                (unsigned long long)c.msgs_received.load(), (unsigned long long)c.bytes_received.load(),
+                (unsigned long long)c.rejected_msgs.load());
   boot.report_finalized(json);
-  if (c.rejected) check.fail("rank %d: %d rejected (%ld)\n", me, 0, static_cast<long>(c.rejected));
+  if (c.rejected_msgs) check.fail("rank %d: %d rejected (%ld)\n", me, 0, static_cast<long>(c.rejected_msgs.load()));
   return check.errors.load() ? 1 : 0;
 }
 
