@@ -316,8 +316,14 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // another rank are rewritten by another site every time: a recurring cost.
   const bool locality = m.opt.policy == Policy::locality;
   const bool recurring = locality && conflicts(g, m.assign, m.n) > 0;
-  Assignment next = propose(m, prof, speed, g, page_s, recurring);
   const bool imbalanced = slowest > (1 + m.opt.threshold) * fastest;
+  // A balanced split that shares no written page leaves nothing to gain: no proposal (the
+  // placement costs a scan of the pages per execution).
+  if (!imbalanced && !(locality && (recurring || shared_pages(g, m.assign, m.n) > 0))) {
+    m.streak = 0;
+    return;
+  }
+  Assignment next = propose(m, prof, speed, g, page_s, recurring);
   // Locality may also act on a balanced loop whose split makes ranks share written pages.
   const bool page_gain =
       locality && (shared_pages(g, next, m.n) < shared_pages(g, m.assign, m.n) ||

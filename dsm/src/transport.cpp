@@ -47,6 +47,7 @@ constexpr int tx_buffers = 64;
 // Short: the service thread usually shares its core with the computation, which every
 // microsecond of spinning takes from.
 constexpr auto idle_spin = std::chrono::microseconds(3);
+constexpr auto yield_window = std::chrono::milliseconds(2);
 constexpr long idle_sleep_ns = 200'000'000;   // nothing in flight: sleep until woken
 constexpr long busy_sleep_ns = 50'000;        // transfers in flight that need our progress
 constexpr std::uint64_t seq_mask = (std::uint64_t{1} << 40) - 1;
@@ -112,12 +113,67 @@ namespace {
 thread_local const Transport::Impl* serving = nullptr;
 }  // namespace
 
+// Large payload buffers, kept for reuse: a fresh 1 MiB buffer costs 256 page faults (glibc
+// maps and unmaps blocks that large), more than copying it.
+class BufferPool;
+struct ReturnToPool {
+  BufferPool* pool = nullptr;
+  std::size_t capacity = 0;
+  void operator()(std::byte* p) const;
+};
+using Buffer = std::unique_ptr<std::byte[], ReturnToPool>;
+
+class BufferPool {
+ public:
+  BufferPool() = default;
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  ~BufferPool() {
+    for (auto& [capacity, p] : free_) delete[] p;
+  }
+  // At least n bytes, uninitialized.
+  Buffer take(std::size_t n) {
+    {
+      std::lock_guard lock(mu_);
+      auto it = free_.lower_bound(n);
+      if (it != free_.end() && it->first <= 2 * n) {
+        Buffer b(it->second, {this, it->first});
+        kept_ -= it->first;
+        free_.erase(it);
+        return b;
+      }
+    }
+    const std::size_t capacity = (n + granule - 1) / granule * granule;
+    return Buffer(new std::byte[capacity], {this, capacity});
+  }
+  void give(std::byte* p, std::size_t capacity) {
+    {
+      std::lock_guard lock(mu_);
+      if (kept_ + capacity <= keep_limit) {
+        free_.emplace(capacity, p);
+        kept_ += capacity;
+        return;
+      }
+    }
+    delete[] p;
+  }
+
+ private:
+  static constexpr std::size_t granule = 64 << 10;
+  static constexpr std::size_t keep_limit = 64 << 20;
+  std::mutex mu_;
+  std::multimap<std::size_t, std::byte*> free_;
+  std::size_t kept_ = 0;
+};
+
+void ReturnToPool::operator()(std::byte* p) const { pool->give(p, capacity); }
+
 // Context of every posted operation; a completion names it.
 struct Op {
   enum Kind { rx_eager, tx_eager, tx_large_wait, tx_large_owned, rx_large } kind;
   int index = -1;                  // buffer index for eager ops
   std::atomic<bool> done{false};   // tx_large_wait
-  std::unique_ptr<std::byte[]> owned;
+  Buffer owned;
   std::size_t len = 0;             // completed length (rx)
   std::uint32_t src = 0;           // rx_large
   std::uint64_t seq = 0;           // rx_large
@@ -145,6 +201,7 @@ struct Transport::Impl {
   bool bell_mode = false;
 
   // Buffers and contexts outlive the endpoint (declared first, destroyed last).
+  BufferPool buffers;
   std::vector<std::byte> rx_pool, tx_pool;
   std::vector<Op> rx_ops{static_cast<std::size_t>(rx_buffers)};
   std::vector<Op> tx_ops{static_cast<std::size_t>(tx_buffers)};
@@ -168,7 +225,10 @@ struct Transport::Impl {
   std::vector<std::uint64_t> next_seq;
   std::mutex pool_mu;
   std::vector<int> free_tx;
-  std::mutex cq_mu;
+  // Every call into the provider on the endpoint and its completion queue holds this. The
+  // provider's own locks spin: a thread spinning on a lock held by the other thread of the
+  // same core (ranks are bound to one core) spins for a whole time slice.
+  std::mutex fab_mu;
   std::mutex ready_mu;
   std::deque<Completion> ready;
   std::mutex self_mu;
@@ -329,8 +389,10 @@ Transport::Impl::~Impl() {
 void Transport::Impl::post_rx(int i) {
   int round = 0;
   for (;;) {
-    const ssize_t rc = fi_recv(ep.p, rx_pool.data() + i * eager_limit, eager_limit, nullptr,
-                               FI_ADDR_UNSPEC, &rx_ops[i]);
+    const ssize_t rc = [&] {
+      std::lock_guard lock(fab_mu);
+      return fi_recv(ep.p, rx_pool.data() + i * eager_limit, eager_limit, nullptr, FI_ADDR_UNSPEC, &rx_ops[i]);
+    }();
     if (rc == 0) return;
     if (rc != -FI_EAGAIN) fail("fi_recv", static_cast<int>(rc));
     progress();
@@ -341,7 +403,7 @@ void Transport::Impl::post_rx(int i) {
 // Reads completions (either thread may); transmit completions are finished here, receive
 // completions queue for the service thread.
 std::size_t Transport::Impl::progress() {
-  std::lock_guard lock(cq_mu);
+  std::lock_guard lock(fab_mu);
   fi_cq_msg_entry entries[16];
   const ssize_t n = fi_cq_read(cq.p, entries, 16);
   std::vector<Completion> done;
@@ -388,11 +450,14 @@ std::size_t Transport::Impl::progress() {
   return done.size();
 }
 
-// A caller that must wait for the provider spins a little, then yields, then naps.
+// A caller that must wait for the provider spins a little, then yields for up to
+// `yield_window` (a large transfer moves in that time, and yielding costs nothing when another
+// thread wants the core), then naps: a nap takes 60-80 us here, longer than a 1 MiB copy.
 void Transport::Impl::backoff(int& round) {
-  ++round;
+  static thread_local clock_type::time_point since;
+  if (round++ == 0) since = clock_type::now();
   if (round < 50) return;
-  if (round < 200) {
+  if (round % 64 != 0 || clock_type::now() - since < yield_window) {
     sched_yield();
     return;
   }
@@ -426,7 +491,11 @@ void Transport::Impl::block(long timeout_ns) {
     return;
   }
   fid* fids[] = {&cq.p->fid};
-  if (fi_trywait(fabric.p, fids, 1) != FI_SUCCESS || has_work()) return;
+  {
+    std::lock_guard lock(fab_mu);
+    if (fi_trywait(fabric.p, fids, 1) != FI_SUCCESS) return;
+  }
+  if (has_work()) return;
   pollfd fds[] = {{cq_fd, POLLIN, 0}, {event_fd, POLLIN, 0}};
   const timespec ts{0, timeout_ns};
   if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[1].revents & POLLIN)) {
@@ -535,12 +604,15 @@ void Transport::Impl::on_eager(Op& op, std::size_t len) {
   large->src = h.src;
   large->seq = h.seq;
   large->len = h.length;
-  large->owned = std::make_unique_for_overwrite<std::byte[]>(h.length);
+  large->owned = buffers.take(h.length);
   in_flight.fetch_add(1);
   int round = 0;
   for (;;) {
-    const ssize_t rc = fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC,
-                                large_tag(h.src, h.seq), 0, large.get());
+    const ssize_t rc = [&] {
+      std::lock_guard lock(fab_mu);
+      return fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC, large_tag(h.src, h.seq), 0,
+                      large.get());
+    }();
     if (rc == 0) break;
     if (rc != -FI_EAGAIN) fail("fi_trecv", static_cast<int>(rc));
     progress();
@@ -589,7 +661,10 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
   int round = 0;
   if (msg.size() <= inject_size) {
     for (;;) {
-      const ssize_t rc = fi_inject(ep.p, msg.data(), msg.size(), peers[dest]);
+      const ssize_t rc = [&] {
+        std::lock_guard lock(fab_mu);
+        return fi_inject(ep.p, msg.data(), msg.size(), peers[dest]);
+      }();
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) fail("fi_inject", static_cast<int>(rc));
       progress();
@@ -612,7 +687,10 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
   std::byte* buf = tx_pool.data() + slot * eager_limit;
   std::memcpy(buf, msg.data(), msg.size());
   for (;;) {
-    const ssize_t rc = fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]);
+    const ssize_t rc = [&] {
+      std::lock_guard lock(fab_mu);
+      return fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]);
+    }();
     if (rc == 0) return;
     if (rc != -FI_EAGAIN) fail("fi_send", static_cast<int>(rc));
     progress();
@@ -675,7 +753,7 @@ void Transport::Impl::send(int dest, std::uint16_t type,
       if (on_service || iov.size() > info->tx_attr->iov_limit) {
         auto owned = std::make_unique<Op>();
         owned->kind = on_service ? Op::tx_large_owned : Op::tx_large_wait;
-        owned->owned = std::make_unique_for_overwrite<std::byte[]>(total);
+        owned->owned = buffers.take(total);
         std::size_t at = 0;
         for (auto& v : iov) {
           std::memcpy(owned->owned.get() + at, v.iov_base, v.iov_len);
@@ -689,8 +767,10 @@ void Transport::Impl::send(int dest, std::uint16_t type,
       in_flight.fetch_add(1);
       int round = 0;
       for (;;) {
-        const ssize_t rc = fi_tsendv(ep.p, iov.data(), nullptr, iov.size(), peers[dest],
-                                     large_tag(h.src, h.seq), op);
+        const ssize_t rc = [&] {
+          std::lock_guard lock(fab_mu);
+          return fi_tsendv(ep.p, iov.data(), nullptr, iov.size(), peers[dest], large_tag(h.src, h.seq), op);
+        }();
         if (rc == 0) break;
         if (rc != -FI_EAGAIN) fail("fi_tsendv", static_cast<int>(rc));
         progress();
