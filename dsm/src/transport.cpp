@@ -234,6 +234,11 @@ struct Transport::Impl {
   std::mutex self_mu;
   std::deque<std::pair<std::uint16_t, std::vector<std::byte>>> self_queue;
   std::atomic<int> in_flight{0};  // operations whose completion needs our progress
+  // tcp: while an application thread polls (set_polling), the service thread is parked on
+  // event_fd alone; on the completion fd every arriving message would wake it only to find
+  // that the poller took the message, and the two would contend for the socket.
+  std::atomic<bool> app_polling{false};
+  std::atomic<bool> parked{false};
 
   std::vector<Source> sources;
   Handler handler;
@@ -490,15 +495,28 @@ void Transport::Impl::block(long timeout_ns) {
     b.sleeping.store(0, std::memory_order_seq_cst);
     return;
   }
-  fid* fids[] = {&cq.p->fid};
-  {
-    std::lock_guard lock(fab_mu);
-    if (fi_trywait(fabric.p, fids, 1) != FI_SUCCESS) return;
+  pollfd fds[] = {{event_fd, POLLIN, 0}, {cq_fd, POLLIN, 0}};
+  nfds_t nfds = 1;
+  // parked is set before app_polling is read (both sequentially consistent): set_polling(false)
+  // either sees parked and rings event_fd, or this thread sees the poller gone.
+  parked.store(true);
+  if (!app_polling.load()) {
+    fid* fids[] = {&cq.p->fid};
+    bool ready_to_wait;
+    {
+      std::lock_guard lock(fab_mu);
+      ready_to_wait = fi_trywait(fabric.p, fids, 1) == FI_SUCCESS;
+    }
+    if (!ready_to_wait || has_work()) {
+      parked.store(false);
+      return;
+    }
+    nfds = 2;
   }
-  if (has_work()) return;
-  pollfd fds[] = {{cq_fd, POLLIN, 0}, {event_fd, POLLIN, 0}};
   const timespec ts{0, timeout_ns};
-  if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[1].revents & POLLIN)) {
+  const int n = ppoll(fds, nfds, &ts, nullptr);
+  parked.store(false);
+  if (n > 0 && (fds[0].revents & POLLIN)) {
     std::uint64_t v;
     [[maybe_unused]] ssize_t r = read(event_fd, &v, sizeof v);
   }
@@ -827,7 +845,10 @@ void remove_job_segments(const std::string& token) {
 }
 
 void Transport::set_polling(bool on) {
-  if (impl_->bell_mode) impl_->bells[impl_->env.rank].polling.store(on, std::memory_order_seq_cst);
+  Impl& m = *impl_;
+  if (m.bell_mode) return m.bells[m.env.rank].polling.store(on, std::memory_order_seq_cst);
+  m.app_polling.store(on);
+  if (!on && m.parked.load()) m.wake(m.env.rank);
 }
 
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }

@@ -65,8 +65,8 @@ class Transport {
   // no thread wake-up (tens of microseconds across cores of a virtual machine).
   // Returns true if it handled anything.
   bool poll();
-  // Tells senders that a thread of this rank polls, so they need not wake the service
-  // thread. After set_polling(false), call poll() once more before sleeping: what arrived
+  // Tells senders (shm) and the completion queue (tcp) that a thread of this rank polls,
+  // so nothing wakes the service thread meanwhile. After set_polling(false), call poll() once more before sleeping: what arrived
   // while the flag was up is only seen by polling.
   void set_polling(bool on);
   const Traffic& counters() const;
