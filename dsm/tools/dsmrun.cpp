@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"dsmrun: run a DSM program on N ranks (like mpirun)"};
   app.add_option("-n,--np", opt.n, "number of ranks")->required()->check(CLI::Range(1, 4096));
-  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',');
+  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',')->allow_extra_args(false);
   app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
   app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
