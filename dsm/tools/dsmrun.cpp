@@ -1,6 +1,7 @@
-// dsmrun: starts the ranks of a DSM job (local fork, remote through a launch command), runs
-// the rendezvous where they exchange addresses (authenticated by a per-job random token),
-// watches them, stops the whole job when one fails, and prints statistics.
+// dsmrun: starts the ranks of a DSM job (local fork, remote through a launch command, or srun
+// inside a Slurm allocation), runs the rendezvous where they exchange addresses (authenticated
+// by a per-job random token), watches them, stops the whole job when one fails, and prints
+// statistics.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -29,6 +30,7 @@
 
 #include "board.hpp"
 #include "bootstrap.hpp"
+#include "slurm.hpp"
 #include "transport.hpp"
 
 namespace {
@@ -41,6 +43,8 @@ struct Options {
   std::vector<std::string> hosts;
   std::string hostfile;
   std::string launch = "ssh {host}";
+  bool launch_given = false;
+  std::string launcher = "auto";
   std::string provider = "auto";
   std::string rendezvous_addr;  // IPv4 address the rendezvous listens on and tells the ranks
   bool bind = false;
@@ -54,9 +58,14 @@ struct Options {
   std::vector<std::string> command;
 };
 
+// How a rank is started: forked here, through the launch command (ssh), or as a one-task
+// srun job step on its node.
+enum class Start { fork, command, srun };
+
 struct Rank {
   std::string host;
-  bool local = true;
+  bool local = true;  // on this host
+  Start start = Start::fork;
   pid_t pid = -1;
   bool running = false;
   int status = 0;
@@ -125,6 +134,7 @@ class Job {
 
  private:
   void assign_hosts();
+  Start resolve_launcher() const;
   void open_rendezvous();
   void spawn(int r);
   void accept_conn();
@@ -151,7 +161,28 @@ class Job {
   clock_type::time_point watched_;
 };
 
+// auto: srun inside a Slurm allocation unless hosts or a launch command were given, else
+// forked here and through the launch command elsewhere.
+Start Job::resolve_launcher() const {
+  const bool hosts_given = !opt_.hosts.empty() || !opt_.hostfile.empty();
+  if (opt_.launcher == "fork") {
+    if (hosts_given || opt_.launch_given)
+      throw std::runtime_error("--launcher fork starts every rank on this host: it takes no --hosts, --hostfile or --launch");
+    return Start::fork;
+  }
+  if (opt_.launcher == "srun") {
+    if (!dsm::slurm::in_allocation())
+      throw std::runtime_error("--launcher srun needs a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are not set): "
+                               "run dsmrun inside salloc or an sbatch script");
+    if (opt_.launch_given) throw std::runtime_error("--launcher srun takes no --launch");
+    return Start::srun;
+  }
+  if (opt_.launcher == "auto" && !hosts_given && !opt_.launch_given && dsm::slurm::in_allocation()) return Start::srun;
+  return Start::command;
+}
+
 void Job::assign_hosts() {
+  const Start start = resolve_launcher();
   std::vector<std::string> hosts = opt_.hosts;
   if (!opt_.hostfile.empty()) {
     std::ifstream in(opt_.hostfile);
@@ -162,15 +193,16 @@ void Job::assign_hosts() {
     }
     if (hosts.empty()) throw std::runtime_error("hostfile " + opt_.hostfile + " names no host");
   }
-  // Hook: inside a Slurm allocation (SLURM_JOB_ID set, no --hosts) the hosts would come
-  // from SLURM_JOB_NODELIST and the launch command would be srun; not done yet.
+  if (hosts.empty() && start == Start::srun) hosts = dsm::slurm::allocation_hosts(opt_.n);
   if (hosts.empty()) hosts.push_back("localhost");
   ranks_.resize(opt_.n);
   bool all_local = true;
   for (int r = 0; r < opt_.n; ++r) {
-    ranks_[r].host = hosts[r % hosts.size()];
-    ranks_[r].local = is_local_host(ranks_[r].host);
-    all_local &= ranks_[r].local;
+    Rank& rk = ranks_[r];
+    rk.host = hosts[r % hosts.size()];
+    rk.local = is_local_host(rk.host);
+    rk.start = start == Start::command && rk.local ? Start::fork : start;
+    all_local &= rk.local;
   }
   provider_ = opt_.provider == "auto" ? (all_local ? "shm" : "tcp") : opt_.provider;
   if (provider_ == "shm" && !all_local)
@@ -216,8 +248,15 @@ void Job::spawn(int r) {
     env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   std::vector<std::string> argv;
-  if (rk.local) {
-    argv = opt_.command;
+  if (rk.start == Start::srun) {
+    // One task on the rank's node, sharing the allocation's CPUs with the other ranks' steps
+    // (--overlap: without it a step may wait for the CPUs or memory another step holds). The
+    // environment set below and the working directory go along (srun's defaults).
+    argv = {"srun", "--quiet", "--nodes=1", "--ntasks=1", "--overlap", "--nodelist=" + rk.host,
+            "--job-name=dsm-rank" + std::to_string(r), "--"};
+  }
+  if (rk.start != Start::command) {
+    argv.insert(argv.end(), opt_.command.begin(), opt_.command.end());
   } else {
     char cwd[4096] = ".";
     if (!getcwd(cwd, sizeof cwd)) std::strcpy(cwd, ".");
@@ -238,9 +277,9 @@ void Job::spawn(int r) {
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
-    if (rk.local)
+    if (rk.start != Start::command)
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    if (opt_.bind) {
+    if (opt_.bind && rk.start == Start::fork) {
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET(r % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
@@ -341,12 +380,19 @@ void Job::reap() {
           on_frame(r, *f);
         }
       }
-      if (WIFSIGNALED(status)) {
-        std::fprintf(stderr, "dsmrun: rank %d (pid %d) killed by signal %s\n", r, pid, sigabbrev_np(WTERMSIG(status)) ? (std::string("SIG") + sigabbrev_np(WTERMSIG(status))).c_str() : "?");
-        fail(128 + WTERMSIG(status));
+      // srun exits with 128 + the signal that killed its task.
+      const int sig = WIFSIGNALED(status) ? WTERMSIG(status)
+                      : rk.start == Start::srun && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + NSIG
+                          ? WEXITSTATUS(status) - 128
+                          : 0;
+      if (sig) {
+        std::fprintf(stderr, "dsmrun: rank %d (pid %d) killed by signal %s%s\n", r, pid,
+                     sigabbrev_np(sig) ? (std::string("SIG") + sigabbrev_np(sig)).c_str() : "?",
+                     rk.start == Start::srun ? (" on " + rk.host + " (srun)").c_str() : "");
+        fail(128 + sig);
       } else if (WEXITSTATUS(status) != 0) {
         // A remote rank's pid is its launch command's: say so when it never joined.
-        const std::string where = rk.local || rk.joined ? std::string()
+        const std::string where = rk.start == Start::fork || rk.joined ? std::string()
             : " on " + rk.host + " before joining (the launch command failed or could not reach the host)";
         std::fprintf(stderr, "dsmrun: rank %d (pid %d) exited with status %d%s\n", r, pid, WEXITSTATUS(status), where.c_str());
         fail(WEXITSTATUS(status));
@@ -532,12 +578,18 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"dsmrun: run a DSM program on N ranks (like mpirun)"};
   app.add_option("-n,--np", opt.n, "number of ranks")->required()->check(CLI::Range(1, 4096));
-  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',');
+  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',')->allow_extra_args(false);
   app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
-  app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
+  auto* launch = app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
+  app.add_option("--launcher", opt.launcher,
+                 "how ranks start: fork (all here), ssh (here by fork, other hosts through --launch), "
+                 "srun (one job step per rank, inside a Slurm allocation), auto (srun inside an allocation "
+                 "when no --hosts, --hostfile or --launch is given, else ssh)")
+      ->check(CLI::IsMember({"auto", "fork", "ssh", "srun"}))
+      ->capture_default_str();
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
   app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
-  app.add_flag("--bind", opt.bind, "pin rank r to core r mod cores");
+  app.add_flag("--bind", opt.bind, "pin rank r to core r mod cores (forked ranks)");
   app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
@@ -564,6 +616,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  opt.launch_given = launch->count() > 0;
   if (!opt.command.empty() && opt.command.front() == "--") {
     opt.command.erase(opt.command.begin());
   } else if (!opt.command.empty() && opt.command.front().size() > 1 && opt.command.front()[0] == '-') {
