@@ -265,6 +265,7 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
 
 void reset_window(SiteModel& m) {
   for (std::size_t r = 0; r < m.assign.size(); ++r) m.span_cpu[r].assign(m.assign[r].size(), 0.0);
+  m.recent.assign(m.assign.size(), {});
   m.window = 0;
 }
 
@@ -288,7 +289,14 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     double work = 0;
     for (const Span& s : m.assign[r]) work += static_cast<double>(s.size());
     if (m.opt.policy == Policy::fgdls) work = m.last_cpu[r];
-    if (work > 0 && m.last_wall[r] > 0) m.speed[r] = filter_rate(m.filters[r], work / m.last_wall[r], m.opt.filter);
+    if (work > 0 && m.last_wall[r] > 0) {
+      auto& recent = m.recent[r];
+      recent.emplace_back(work, m.last_wall[r]);
+      if (recent.size() > rate_window) recent.erase(recent.begin());
+      double sum_work = 0, sum_seconds = 0;
+      for (auto [w, t] : recent) sum_work += w, sum_seconds += t;
+      m.speed[r] = filter_rate(m.filters[r], sum_work / sum_seconds, m.opt.filter);
+    }
     for (std::size_t j = 0; j < figs[r].cpu.size(); ++j) m.span_cpu[r][j] += figs[r].cpu[j];
   }
   ++m.window;
@@ -331,7 +339,9 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // Paper 2.3: act only when the powers stay at odds with the distribution, first through
   // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
   m.streak = imbalanced || page_gain ? m.streak + 1 : 0;
-  if (m.streak < std::max(m.opt.settle, 1) || (m.redistributions == 0 && m.observed < m.opt.warmup)) return;
+  // After a change, a full rate window of the new spans before the next one.
+  const int enough = m.redistributions == 0 ? m.opt.warmup : static_cast<int>(rate_window);
+  if (m.streak < std::max(m.opt.settle, 1) || m.observed < enough) return;
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
                         execution_cost(next, prof, speed, g, page_s, recurring, m.n);

@@ -11,6 +11,9 @@
 
 namespace dsm::lb {
 
+// Executions whose figures make one rate sample.
+inline constexpr std::size_t rate_window = 8;
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -20,6 +23,10 @@ struct SiteModel {
   Assignment assign;
   std::vector<RateFilter> filters;  // per rank
   std::vector<double> speed;        // filtered work per second, 0 = never measured
+  // Per rank, (work, seconds) of the last executions since the last change (at most
+  // rate_window): a rank sharing its core gets it at once in some executions and waits a
+  // time slice for it in others, so one execution says little and their sum says more.
+  std::vector<std::vector<std::pair<double, double>>> recent;
   // fgdls: CPU seconds measured inside each span of `assign`, summed over `window` executions.
   std::vector<std::vector<double>> span_cpu;
   int window = 0;

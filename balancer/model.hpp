@@ -24,8 +24,9 @@ struct Span {
 // Spans of every rank, indexed by rank; each rank's spans sorted and disjoint.
 using Assignment = std::vector<std::vector<Span>>;
 
-// What one rank measured in one execution: per span (same order as its spans), the wall
-// time and the thread CPU time spent inside it.
+// What one rank measured in one execution: per span (same order as its spans), the time
+// it took (wall time, or for a rank sharing its core, its CPU time at the share of the core
+// it gets) and the thread CPU time spent inside it.
 struct RankFigures {
   std::vector<double> wall;
   std::vector<double> cpu;

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -32,6 +34,34 @@ struct Site::State {
 };
 
 namespace {
+
+// CPU time of the calling thread and the time it spent runnable but waiting for its core
+// (another program's load), from /proc/thread-self/schedstat; waiting stays 0 where the
+// kernel keeps no schedule statistics.
+struct SchedTimes {
+  double cpu = 0, waiting = 0;
+};
+SchedTimes sched_times() {
+  struct File {
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    ~File() {
+      if (fd >= 0) close(fd);
+    }
+  };
+  static thread_local File file;
+  SchedTimes t;
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  t.cpu = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  char buf[128];
+  const ssize_t n = file.fd >= 0 ? pread(file.fd, buf, sizeof buf - 1, 0) : -1;
+  unsigned long long run = 0, waiting = 0;
+  if (n > 0) {
+    buf[n] = 0;
+    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2) t.waiting = static_cast<double>(waiting) * 1e-9;
+  }
+  return t;
+}
 
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
 // the written sections, and the same first row at the loop's start, a row being what one
@@ -54,6 +84,7 @@ struct Glue {
   std::map<std::uint64_t, std::vector<SiteFigures>> received;
   std::uint64_t harvested_barrier = 0;
   double page_seconds = 0;  // the median page cost the ranks published last
+  SchedTimes last_sched;    // of the application thread, at the end of its last loop
   // Sites that write the same rows of their arrays decide together: the first one decides
   // (the leader) and the later ones give each iteration to the rank that runs the leader's
   // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
@@ -75,12 +106,6 @@ const Options& run_options() {
     }
   }();
   return opts;
-}
-
-double thread_cpu() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 std::int64_t address(const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); }
@@ -278,6 +303,31 @@ void json_string(std::string& out, const std::string& s) {
   out += '"';
 }
 
+// DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.
+int trace_level() {
+  static const int level = [] {
+    const char* v = std::getenv("DSM_LB_TRACE");
+    return v ? std::atoi(v) : 0;
+  }();
+  return level;
+}
+
+void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved) {
+  std::string line = st.name + " #" + std::to_string(st.execution) + (moved ? " moved:" : ":");
+  const std::vector<double> power = relative_power(st.model);
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    double taken = 0, cpu = 0;
+    for (double t : figs[r].wall) taken += t;
+    for (double c : figs[r].cpu) cpu += c;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " | r%zu %.3f ms (cpu %.3f) power %.3f spans", r, taken * 1e3, cpu * 1e3,
+                  r < power.size() ? power[r] : 0.0);
+    line += buf;
+    for (const Span& sp : st.model.assign[r]) line += " [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) + ")";
+  }
+  std::fprintf(stderr, "dsm-lb: %s\n", line.c_str());
+}
+
 }  // namespace
 
 Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) {
@@ -293,15 +343,21 @@ Site::~Site() {
 }
 
 Plan::Plan(Site& site, std::vector<Range> ranges)
-    : site_(&site), ranges_(std::move(ranges)), wall_(ranges_.size(), 0.0), cpu_(ranges_.size(), 0.0) {}
+    : site_(&site),
+      ranges_(std::move(ranges)),
+      wall_(ranges_.size(), 0.0),
+      cpu_(ranges_.size(), 0.0),
+      waiting_(ranges_.size(), 0.0) {}
 
 Plan::Plan(Plan&& o) noexcept
     : site_(std::exchange(o.site_, nullptr)),
       ranges_(std::move(o.ranges_)),
       wall_(std::move(o.wall_)),
       cpu_(std::move(o.cpu_)),
+      waiting_(std::move(o.waiting_)),
       started_(o.started_),
       cpu_started_(o.cpu_started_),
+      waiting_started_(o.waiting_started_),
       open_(std::exchange(o.open_, false)) {}
 
 Plan::~Plan() {
@@ -328,14 +384,18 @@ void Plan::range_started(std::size_t) {
   if (open_) return;
   open_ = true;
   started_ = wtime();
-  cpu_started_ = thread_cpu();
+  const SchedTimes t = sched_times();
+  cpu_started_ = t.cpu;
+  waiting_started_ = t.waiting;
 }
 
 void Plan::range_finished(std::size_t index) {
   if (!open_ || index >= ranges_.size()) return;
   open_ = false;
   wall_[index] += wtime() - started_;
-  cpu_[index] += thread_cpu() - cpu_started_;
+  const SchedTimes t = sched_times();
+  cpu_[index] += t.cpu - cpu_started_;
+  waiting_[index] += t.waiting - waiting_started_;
 }
 
 void Plan::publish() {
@@ -347,8 +407,20 @@ void Plan::publish() {
     g.pending.clear();
     g.pending_barrier = now;
   }
+  // A rank sharing its core with another program loses the core mostly outside its ranges:
+  // Linux runs a thread that slept at the barrier first, and makes it wait for the core
+  // after the barrier instead. So the time a range "takes" is its CPU time at the share of
+  // the core this thread got since its last loop (CPU over CPU plus waiting for the core),
+  // plus what the range spent waiting for other ranks' pages (wall beyond CPU and core).
+  const SchedTimes sched = sched_times();
+  const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
+  const double share = cpu > 0 && waiting > 0 ? std::max(cpu / (cpu + waiting), 0.05) : 1.0;
+  g.last_sched = sched;
+  std::vector<double> taken(ranges_.size());
+  for (std::size_t i = 0; i < ranges_.size(); ++i)
+    taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {wall_, cpu_}});
+  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_}});
   detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
 }
 
@@ -389,7 +461,10 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
     st.model.n = n;
     ++st.model.executions;
   }
+  const long moves_before = st.model.redistributions;
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
+  if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || st.model.redistributions != moves_before))
+    trace(st, figs, st.model.redistributions != moves_before);
   ++st.execution;
   const std::vector<Run> exclusive = exclusive_runs(accesses, a, lb, ub, step);
   record_writes(exclusive);

@@ -105,8 +105,9 @@ class Plan {
   void publish();
   Site* site_;  // nullptr once moved from
   std::vector<Range> ranges_;
-  std::vector<double> wall_, cpu_;  // seconds inside each range
-  double started_ = 0, cpu_started_ = 0;
+  // Seconds inside each range: wall, CPU of this thread, and runnable but waiting for a core.
+  std::vector<double> wall_, cpu_, waiting_;
+  double started_ = 0, cpu_started_ = 0, waiting_started_ = 0;
   bool open_ = false;
 };
 
