@@ -186,8 +186,9 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
 double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
                       double page_s, bool recurring, long n);
 
-// Locality: the cuts placed near the balanced ones, or the whole loop on one rank that holds
-// some of its pages, whichever costs less per execution in time and shared pages. The second
+// Locality: the cuts placed near the balanced ones, or, for a loop that writes a few pages
+// only, the whole loop on one rank that holds some of them, whichever costs less per
+// execution in time and shared pages. The second
 // is what a hand-parallelized program does with a loop that writes a few pages only (the
 // periodic copy of one row): its owner runs it, and nobody shares the row. Pages other sites
 // rewrite are left out of this comparison: counted every execution, they would pull whole
@@ -198,6 +199,13 @@ Assignment place_locality(const SiteModel& m, const Profile& prof, const std::ve
   if (!g.known()) return contiguous(cuts);
   place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
   Assignment best = contiguous(cuts);
+  // Only a loop that writes a few pages per rank (a row, not a sweep) is a candidate.
+  long written = 0;
+  for (std::size_t s = 0; s < g.sections.size(); ++s) {
+    const PageRange h = g.hull(s, m.n);
+    written += std::max(0L, h.last - h.first + 1);
+  }
+  if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return best;
   double best_cost = execution_cost(best, prof, speed, g, page_s, false, m.n);
   std::vector<bool> tried(m.assign.size(), false);
   for (long k = 0; k < m.n; ++k) {
@@ -339,9 +347,13 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // Paper 2.3: act only when the powers stay at odds with the distribution, first through
   // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
   m.streak = imbalanced || page_gain ? m.streak + 1 : 0;
-  // After a change, a full rate window of the new spans before the next one.
-  const int enough = m.redistributions == 0 ? m.opt.warmup : static_cast<int>(rate_window);
-  if (m.streak < std::max(m.opt.settle, 1) || m.observed < enough) return;
+  // The first change after the warm-up; later ones after a full rate window of the new spans
+  // and twice `settle` executions out of balance (rates are means over overlapping windows,
+  // so consecutive ones are not independent evidence).
+  const bool first = m.redistributions == 0;
+  const int enough = first ? m.opt.warmup : static_cast<int>(rate_window);
+  const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 2);
+  if (m.streak < persist || m.observed < enough) return;
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
                         execution_cost(next, prof, speed, g, page_s, recurring, m.n);

@@ -12,11 +12,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <ctime>
 #include <limits>
 #include <map>
+#include <string>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -63,6 +67,69 @@ SchedTimes sched_times() {
   return t;
 }
 
+// How much of its core this rank could keep if it wanted all of it: 1 / (1 + the share of
+// the core other programs took while this process left it), from the per-core times of
+// /proc/stat. A rank given little work gets its core at once after each barrier (Linux
+// favours a thread that slept), so its own waiting shows no load; the core's occupancy does.
+// Measured over 0.5 s at least (/proc/stat counts in 10 ms units), and only for a rank bound
+// to one core (dsmrun --bind): otherwise 1.
+class CoreShare {
+ public:
+  double update() {
+    const double now = wtime();
+    if (now - since_.wall < 0.5) return share_;
+    const Sample s = sample(now);
+    if (s.cpu >= 0 && s.cpu == since_.cpu) {
+      const double wall = s.wall - since_.wall, ours = s.ours - since_.ours;
+      const double others = std::max(0.0, s.busy - since_.busy - ours), spare = wall - ours;
+      // Below 5 % of the core, others are noise (10 ms ticks over 0.5 s), or system daemons.
+      share_ = others < 0.05 * wall ? 1.0 : 1.0 / (1.0 + std::min(1.0, others / std::max(spare, others)));
+    }
+    since_ = s;
+    return share_;
+  }
+
+ private:
+  struct Sample {
+    int cpu = -1;
+    double wall = -1, ours = 0, busy = 0;
+  };
+  static bool bound_to_one_core() {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
+  }
+  static Sample sample(double now) {
+    static const bool bound = bound_to_one_core();
+    Sample s;
+    s.wall = now;
+    if (!bound) return s;
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    s.ours = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    const int cpu = sched_getcpu();
+    std::FILE* f = std::fopen("/proc/stat", "re");
+    if (!f) return s;
+    char line[512];
+    const std::string tag = "cpu" + std::to_string(cpu) + " ";
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::strncmp(line, tag.c_str(), tag.size()) != 0) continue;
+      unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+      if (std::sscanf(line + tag.size(), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                      &v[5], &v[6], &v[7]) >= 7) {
+        const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+        s.busy = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+        s.cpu = cpu;
+      }
+      break;
+    }
+    std::fclose(f);
+    return s;
+  }
+  Sample since_;
+  double share_ = 1.0;
+};
+
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
 // the written sections, and the same first row at the loop's start, a row being what one
 // iteration advances (the element index over |coef|, the least over the written arrays).
@@ -85,6 +152,7 @@ struct Glue {
   std::uint64_t harvested_barrier = 0;
   double page_seconds = 0;  // the median page cost the ranks published last
   SchedTimes last_sched;    // of the application thread, at the end of its last loop
+  CoreShare core_share;
   // Sites that write the same rows of their arrays decide together: the first one decides
   // (the leader) and the later ones give each iteration to the rank that runs the leader's
   // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
@@ -414,7 +482,8 @@ void Plan::publish() {
   // plus what the range spent waiting for other ranks' pages (wall beyond CPU and core).
   const SchedTimes sched = sched_times();
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
-  const double share = cpu > 0 && waiting > 0 ? std::max(cpu / (cpu + waiting), 0.05) : 1.0;
+  const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
+  const double share = std::max(std::min(got, g.core_share.update()), 0.05);
   g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)
