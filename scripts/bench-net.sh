@@ -10,7 +10,7 @@ dsmrun=$build/bin/dsmrun
 exerciser=$build/bin/net_exerciser
 [ -x "$dsmrun" ] && [ -x "$exerciser" ] || { echo "bench-net: build first (scripts/setup.sh)" >&2; exit 1; }
 command -v fi_pingpong >/dev/null || { echo "bench-net: fi_pingpong missing (libfabric-bin)" >&2; exit 1; }
-cases=("64 20000" "4096 10000" "1048576 300")
+cases=("64 20000" "4096 10000" "1048576 1000")
 port=$((47000 + RANDOM % 2000))
 
 # fi_pingpong SIZE ITERS PROVIDER -> "usec_per_xfer MB_per_s" (its last line)
@@ -25,13 +25,15 @@ fi_pp() {
   awk '{print $7, $6}' <<<"$out"
 }
 
-# ours SIZE ITERS PROVIDER -> "usec_per_xfer MB_per_s"
+# ours MODE SIZE ITERS PROVIDER -> "usec_per_xfer MB_per_s"
+#   pingpong: a handler answers each ping (how DSM requests are served; the reply copies its
+#   payload); pingpong-app: the application thread answers, as fi_pingpong's responder does.
 ours() {
-  "$dsmrun" -n 2 --bind --provider "$3" --timeout 120 "$exerciser" pingpong "$1" "$2" |
+  "$dsmrun" -n 2 --bind --provider "$4" --timeout 120 "$exerciser" "$1" "$2" "$3" |
     awk '/^pingpong/ {print $4, $5}'
 }
 
-printf "%-5s %9s | %12s %12s %7s | %12s %12s %7s\n" provider bytes "fi_pp us" "dsm us" ratio \
+printf "%-8s %9s %-8s | %10s %10s %7s | %10s %10s %7s\n" provider bytes reply "fi_pp us" "dsm us" ratio \
   "fi_pp MB/s" "dsm MB/s" ratio
 for prov in shm tcp; do
   fprov=$prov
@@ -39,10 +41,15 @@ for prov in shm tcp; do
   for c in "${cases[@]}"; do
     set -- $c
     read -r fl fb < <(fi_pp "$1" "$2" "$fprov")
-    read -r ol ob < <(ours "$1" "$2" "$prov")
-    printf "%-8s %9s | %12.2f %12.2f %7.2f | %12.1f %12.1f %7.2f\n" "$prov" "$1" "$fl" "$ol" \
-      "$(awk -v a="$ol" -v b="$fl" 'BEGIN {print a / b}')" "$fb" "$ob" \
-      "$(awk -v a="$ob" -v b="$fb" 'BEGIN {print a / b}')"
+    for mode in pingpong pingpong-app; do
+      read -r ol ob < <(ours "$mode" "$1" "$2" "$prov")
+      reply=handler
+      [ $mode = pingpong-app ] && reply=app
+      printf "%-8s %9s %-8s | %10.2f %10.2f %7.2f | %10.1f %10.1f %7.2f\n" "$prov" "$1" "$reply" "$fl" "$ol" \
+        "$(awk -v a="$ol" -v b="$fl" 'BEGIN {print a / b}')" "$fb" "$ob" \
+        "$(awk -v a="$ob" -v b="$fb" 'BEGIN {print a / b}')"
+    done
   done
 done
 echo "latency ratio = dsm / fi_pingpong (target <= 2); bandwidth ratio = dsm / fi_pingpong (target >= 0.7)"
+echo "reply: handler = answered from a message handler (DSM requests); app = by the application thread (as fi_pingpong)"

@@ -72,6 +72,12 @@ int run(const std::string& mode, int argc, char** argv) {
   Signal arrived;
   std::vector<int> next_small(n, 0);
   std::vector<std::size_t> sizes_seen(n, 0);
+  // pingpong: the handler answers a ping (how DSM requests are served: a reply sent from a
+  // handler copies its payload, as the handler's thread cannot wait for its own progress);
+  // pingpong-app: the application thread answers, as fi_pingpong's responder does.
+  const bool app_replies = mode == "pingpong-app";
+  std::atomic<std::size_t> ping_size{0};
+  std::atomic<bool> woken{false};
 
   net.start([&](int src, std::uint16_t type, std::span<const std::byte> payload) {
     if (type == t_data) {
@@ -87,8 +93,10 @@ int run(const std::string& mode, int argc, char** argv) {
       std::memcpy(&idx, payload.data(), 4);
       if (idx != next_small[src]++) check.fail("rank %d: from %d out of order: %ld\n", me, src, idx);
     } else if (type == t_ping) {
-      net.send(src, t_pong, payload);
-      return;
+      if (!app_replies) return net.send(src, t_pong, payload);
+      ping_size.store(payload.size());
+    } else if (type == t_wake) {
+      woken.store(true);
     }
     arrived.notify();
   });
@@ -163,7 +171,7 @@ int run(const std::string& mode, int argc, char** argv) {
       if (read(fd, &c, 1) != 0) check.fail("rank %d: rogue connection was not refused %d %ld\n", me, 0, 0);
       close(fd);
     }
-  } else if (mode == "pingpong") {
+  } else if (mode == "pingpong" || mode == "pingpong-app") {
     // Benchmark: one-way latency (half round trip) and bandwidth per size. Both sides poll
     // the transport while they wait, as a waiting DSM rank does (DSM_POLL_US) and as
     // fi_pingpong does, so neither pays a thread wake-up per message.
@@ -186,7 +194,14 @@ int run(const std::string& mode, int argc, char** argv) {
       }
       net.send(1, t_wake, {});
     } else if (me == 1) {
-      while (arrived.value() < 1) net.poll();  // pongs go out from the handler; t_wake ends it
+      std::vector<std::byte> pong;
+      for (std::uint64_t seen = 0; !woken.load();) {  // t_wake ends it
+        while (arrived.value() == seen) net.poll();
+        seen = arrived.value();
+        if (!app_replies || woken.load()) continue;
+        pong.resize(ping_size.load());
+        net.send(0, t_pong, pong);
+      }
     }
     net.set_polling(false);
   } else {
