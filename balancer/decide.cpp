@@ -348,11 +348,11 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
   m.streak = imbalanced || page_gain ? m.streak + 1 : 0;
   // The first change after the warm-up; later ones after a full rate window of the new spans
-  // and twice `settle` executions out of balance (rates are means over overlapping windows,
+  // and four times `settle` executions out of balance (rates are means over overlapping windows,
   // so consecutive ones are not independent evidence).
   const bool first = m.redistributions == 0;
   const int enough = first ? m.opt.warmup : static_cast<int>(rate_window);
-  const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 2);
+  const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 4);
   if (m.streak < persist || m.observed < enough) return;
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
