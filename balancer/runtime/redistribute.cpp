@@ -9,20 +9,21 @@
 #include "decide.hpp"
 #include "runtime_hooks.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <map>
-#include <string>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace dsm::lb {
