@@ -186,38 +186,33 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
 double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
                       double page_s, bool recurring, long n);
 
-// Locality: the cuts placed near the balanced ones, or, for a loop that writes a few pages
-// only, the whole loop on one rank that holds some of them, whichever costs less per
-// execution in time and shared pages. The second
-// is what a hand-parallelized program does with a loop that writes a few pages only (the
-// periodic copy of one row): its owner runs it, and nobody shares the row. Pages other sites
-// rewrite are left out of this comparison: counted every execution, they would pull whole
-// sweeps onto one rank, while those sites follow the same pages in turn.
+// Locality: the cuts placed near the balanced ones; or, for a loop that writes a few pages
+// only (the periodic copy of one row), the whole loop on the rank that holds most of them,
+// as a hand-parallelized program gives it to the row's owner. Such a loop costs next to
+// nothing to run, far less than the noise in its ranks' speeds, so it is judged by its total
+// CPU time on one rank against the placed cuts' time and pages.
 Assignment place_locality(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
                           const std::vector<double>& power, const Geometry& g, double page_s, bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
   if (!g.known()) return contiguous(cuts);
   place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
   Assignment best = contiguous(cuts);
-  // Only a loop that writes a few pages per rank (a row, not a sweep) is a candidate.
   long written = 0;
   for (std::size_t s = 0; s < g.sections.size(); ++s) {
     const PageRange h = g.hull(s, m.n);
     written += std::max(0L, h.last - h.first + 1);
   }
   if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return best;
-  double best_cost = execution_cost(best, prof, speed, g, page_s, false, m.n);
-  std::vector<bool> tried(m.assign.size(), false);
-  for (long k = 0; k < m.n; ++k) {
-    const int h = g.holder(k);
-    if (h < 0 || h >= static_cast<int>(tried.size()) || tried[h]) continue;
-    tried[h] = true;
-    Assignment whole(m.assign.size());
-    whole[h].push_back({0, m.n});
-    const double cost = execution_cost(whole, prof, speed, g, page_s, false, m.n);
-    if (cost < best_cost) best_cost = cost, best = std::move(whole);
-  }
-  return best;
+  std::vector<long> held(m.assign.size(), 0);  // iterations whose pages each rank holds
+  for (long k = 0; k < m.n; ++k)
+    if (const int h = g.holder(k); h >= 0 && h < static_cast<int>(held.size())) ++held[h];
+  const auto owner = std::max_element(held.begin(), held.end()) - held.begin();
+  if (held[owner] == 0) return best;
+  Assignment whole(m.assign.size());
+  whole[owner].push_back({0, m.n});
+  const double one_rank = std::accumulate(m.last_cpu.begin(), m.last_cpu.end(), 0.0) +
+                          page_s * static_cast<double>(conflicts(g, whole, m.n));
+  return one_rank <= execution_cost(best, prof, speed, g, page_s, true, m.n) ? whole : best;
 }
 
 Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
