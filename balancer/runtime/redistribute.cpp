@@ -72,19 +72,26 @@ SchedTimes sched_times() {
 // the core other programs took while this process left it), from the per-core times of
 // /proc/stat. A rank given little work gets its core at once after each barrier (Linux
 // favours a thread that slept), so its own waiting shows no load; the core's occupancy does.
-// Measured over 0.5 s at least (/proc/stat counts in 10 ms units), and only for a rank bound
-// to one core (dsmrun --bind): otherwise 1.
+// Measured over 0.1 s at least (/proc/stat counts in 10 ms units), and only for a rank bound
+// to one core (dsmrun --bind); none before the first 0.1 s, none for a rank not bound.
 class CoreShare {
  public:
-  double update() {
+  static bool bound() {
+    static const bool one = [] {
+      cpu_set_t set;
+      return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
+    }();
+    return one;
+  }
+  std::optional<double> update() {
     const double now = wtime();
-    if (now - since_.wall < 0.5) return share_;
+    if (since_.wall >= 0 && now - since_.wall < 0.1) return share_;
     const Sample s = sample(now);
     if (s.cpu >= 0 && s.cpu == since_.cpu) {
       const double wall = s.wall - since_.wall, ours = s.ours - since_.ours;
       const double others = std::max(0.0, s.busy - since_.busy - ours), spare = wall - ours;
-      // Below 5 % of the core, others are noise (10 ms ticks over 0.5 s), or system daemons.
-      share_ = others < 0.05 * wall ? 1.0 : 1.0 / (1.0 + std::min(1.0, others / std::max(spare, others)));
+      // Below 15 % of the core, others are noise (10 ms ticks over 0.1 s), or system daemons.
+      share_ = others < 0.15 * wall ? 1.0 : 1.0 / (1.0 + std::min(1.0, others / std::max(spare, others)));
     }
     since_ = s;
     return share_;
@@ -95,15 +102,10 @@ class CoreShare {
     int cpu = -1;
     double wall = -1, ours = 0, busy = 0;
   };
-  static bool bound_to_one_core() {
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
-  }
   static Sample sample(double now) {
-    static const bool bound = bound_to_one_core();
     Sample s;
     s.wall = now;
-    if (!bound) return s;
+    if (!bound()) return s;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     s.ours = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
@@ -128,7 +130,7 @@ class CoreShare {
     return s;
   }
   Sample since_;
-  double share_ = 1.0;
+  std::optional<double> share_;
 };
 
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
@@ -479,12 +481,15 @@ void Plan::publish() {
   // A rank sharing its core with another program loses the core mostly outside its ranges:
   // Linux runs a thread that slept at the barrier first, and makes it wait for the core
   // after the barrier instead. So the time a range "takes" is its CPU time at the share of
-  // the core this thread got since its last loop (CPU over CPU plus waiting for the core),
-  // plus what the range spent waiting for other ranks' pages (wall beyond CPU and core).
+  // the core this rank gets, plus what the range spent waiting for other ranks' pages (wall
+  // beyond CPU and core). The share is the smaller of what its thread got since its last loop
+  // (CPU over CPU plus waiting for the core), which a rank that sleeps at barriers
+  // overstates, and, for a rank bound to one core, what it could keep against the others on
+  // that core (CoreShare).
   const SchedTimes sched = sched_times();
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
-  const double share = std::max(std::min(got, g.core_share.update()), 0.05);
+  const double share = std::max(std::min(got, g.core_share.update().value_or(1.0)), 0.05);
   g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)
