@@ -183,8 +183,14 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
   return next;
 }
 
+// Time of the slowest rank plus the page traffic every execution pays.
 double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
-                      double page_s, bool recurring, long n);
+                      double page_s, bool recurring, long n) {
+  double slowest = 0;
+  for (std::size_t r = 0; r < a.size(); ++r) slowest = std::max(slowest, prof.work(a[r]) / speed[r]);
+  const long pages = shared_pages(g, a, n) + (recurring ? conflicts(g, a, n) : 0);
+  return slowest + page_s * static_cast<double>(pages);
+}
 
 // Locality: the cuts placed near the balanced ones; or, for a loop that writes a few pages
 // only (the periodic copy of one row), the whole loop on the rank that holds most of them,
@@ -228,14 +234,6 @@ Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<do
   }
 }
 
-// Time of the slowest rank plus the page traffic every execution pays.
-double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
-                      double page_s, bool recurring, long n) {
-  double slowest = 0;
-  for (std::size_t r = 0; r < a.size(); ++r) slowest = std::max(slowest, prof.work(a[r]) / speed[r]);
-  const long pages = shared_pages(g, a, n) + (recurring ? conflicts(g, a, n) : 0);
-  return slowest + page_s * static_cast<double>(pages);
-}
 
 // Equal blocks whose cuts move, within a quarter of a block, to where the fewest written
 // pages are shared (the nearest such place): what locality knows before any measurement.

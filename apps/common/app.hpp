@@ -75,13 +75,11 @@ class Tracer {
   double start_, last_;
 };
 
-inline void report(std::uint64_t sum, double seconds) {
-  std::printf("checksum %016llx\ntime %.6f\n", static_cast<unsigned long long>(sum), seconds);
+// The end of a run, in every version: prints the checksum and the time and, with --check,
+// compares the checksum against the sequential reference. Returns the exit code.
+inline int conclude(const Options& o, std::uint64_t got, double seconds, std::uint64_t (*reference)(const Options&)) {
+  std::printf("checksum %016llx\ntime %.6f\n", static_cast<unsigned long long>(got), seconds);
   std::fflush(stdout);
-}
-
-// With --check: compares against the sequential reference; returns the exit code.
-inline int verify(const Options& o, std::uint64_t got, std::uint64_t (*reference)(const Options&)) {
   if (!o.check) return 0;
   std::uint64_t want = reference(o);
   if (want == got) {

@@ -11,12 +11,7 @@ namespace app {
 
 template <class Checksum>
 int finish(const Options& o, double seconds, Checksum checksum, std::uint64_t (*reference)(const Options&)) {
-  int rc = 0;
-  if (dsm::rank() == 0) {
-    const std::uint64_t sum = checksum();
-    report(sum, seconds);
-    rc = verify(o, sum, reference);
-  }
+  const int rc = dsm::rank() == 0 ? conclude(o, checksum(), seconds, reference) : 0;
   dsm::finalize();
   return rc;
 }

@@ -20,6 +20,5 @@ int main(int argc, char** argv) {
   }
   const double t = app::now() - t0;
   const auto sum = jacobi::sum(a.data(), n);
-  app::report(sum, t);
-  return app::verify(o, sum, jacobi::reference);
+  return app::conclude(o, sum, t, jacobi::reference);
 }

@@ -18,6 +18,5 @@ int main(int argc, char** argv) {
   }
   const double t = app::now() - t0;
   const auto sum = matmul::sum(c.data(), n);
-  app::report(sum, t);
-  return app::verify(o, sum, matmul::reference);
+  return app::conclude(o, sum, t, matmul::reference);
 }

@@ -72,12 +72,7 @@ int main(int argc, char** argv) {
   peers::check(MPI_Gatherv(a.data() + n, counts[w.rank], MPI_FLOAT, w.rank == 0 ? whole.data() : nullptr,
                            counts.data(), displs.data(), MPI_FLOAT, 0, MPI_COMM_WORLD),
                "MPI_Gatherv");
-  int rc = 0;
-  if (w.rank == 0) {
-    const auto sum = jacobi::sum(whole.data(), n);
-    app::report(sum, t);
-    rc = app::verify(o, sum, jacobi::reference);
-  }
+  const int rc = w.rank == 0 ? app::conclude(o, jacobi::sum(whole.data(), n), t, jacobi::reference) : 0;
   MPI_Finalize();
   return rc;
 }

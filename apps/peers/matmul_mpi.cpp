@@ -43,12 +43,7 @@ int main(int argc, char** argv) {
   peers::check(MPI_Gatherv(c.data(), counts[w.rank], MPI_LONG, w.rank == 0 ? whole_c.data() : nullptr, counts.data(),
                            displs.data(), MPI_LONG, 0, MPI_COMM_WORLD),
                "MPI_Gatherv");
-  int rc = 0;
-  if (w.rank == 0) {
-    const auto sum = matmul::sum(whole_c.data(), n);
-    app::report(sum, t);
-    rc = app::verify(o, sum, matmul::reference);
-  }
+  const int rc = w.rank == 0 ? app::conclude(o, matmul::sum(whole_c.data(), n), t, matmul::reference) : 0;
   MPI_Finalize();
   return rc;
 }

@@ -28,6 +28,5 @@ int main(int argc, char** argv) {
   }
   const double t = app::now() - t0;
   const auto sum = shallow::sum(g);
-  app::report(sum, t);
-  return app::verify(o, sum, shallow::reference);
+  return app::conclude(o, sum, t, shallow::reference);
 }

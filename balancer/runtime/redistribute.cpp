@@ -41,8 +41,8 @@ struct Site::State {
 namespace {
 
 // CPU time of the calling thread and the time it spent runnable but waiting for its core
-// (another program's load), from /proc/thread-self/schedstat; waiting stays 0 where the
-// kernel keeps no schedule statistics.
+// (another program's load), from /proc/thread-self/schedstat (one read for both); where the
+// kernel keeps no schedule statistics, the thread's CPU clock and no waiting.
 struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
@@ -54,18 +54,17 @@ SchedTimes sched_times() {
     }
   };
   static thread_local File file;
-  SchedTimes t;
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  t.cpu = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
   char buf[128];
   const ssize_t n = file.fd >= 0 ? pread(file.fd, buf, sizeof buf - 1, 0) : -1;
   unsigned long long run = 0, waiting = 0;
   if (n > 0) {
     buf[n] = 0;
-    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2) t.waiting = static_cast<double>(waiting) * 1e-9;
+    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2)
+      return {static_cast<double>(run) * 1e-9, static_cast<double>(waiting) * 1e-9};
   }
-  return t;
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return {static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9, 0};
 }
 
 // How much of its core this rank could keep if it wanted all of it: 1 / (1 + the share of
@@ -76,13 +75,6 @@ SchedTimes sched_times() {
 // to one core (dsmrun --bind); none before the first 0.1 s, none for a rank not bound.
 class CoreShare {
  public:
-  static bool bound() {
-    static const bool one = [] {
-      cpu_set_t set;
-      return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
-    }();
-    return one;
-  }
   std::optional<double> update() {
     const double now = wtime();
     if (since_.wall >= 0 && now - since_.wall < 0.1) return share_;
@@ -102,6 +94,13 @@ class CoreShare {
     int cpu = -1;
     double wall = -1, ours = 0, busy = 0;
   };
+  static bool bound() {
+    static const bool one = [] {
+      cpu_set_t set;
+      return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
+    }();
+    return one;
+  }
   static Sample sample(double now) {
     Sample s;
     s.wall = now;

@@ -255,6 +255,8 @@ struct Transport::Impl {
   void post_rx(int i);
   std::size_t progress();
   void backoff(int& round);
+  template <class Call>
+  void post(const char* what, Call call);
   void wake(int dest);
   void block(long timeout_ns);
   void serve();
@@ -391,18 +393,28 @@ Transport::Impl::~Impl() {
   if (event_fd >= 0) close(event_fd);
 }
 
-void Transport::Impl::post_rx(int i) {
+// Posts one operation: `call` runs under fab_mu and returns the provider's code. While the
+// provider is out of room (-FI_EAGAIN), makes progress and backs off; other errors throw.
+template <class Call>
+void Transport::Impl::post(const char* what, Call call) {
   int round = 0;
   for (;;) {
-    const ssize_t rc = [&] {
+    ssize_t rc;
+    {
       std::lock_guard lock(fab_mu);
-      return fi_recv(ep.p, rx_pool.data() + i * eager_limit, eager_limit, nullptr, FI_ADDR_UNSPEC, &rx_ops[i]);
-    }();
+      rc = call();
+    }
     if (rc == 0) return;
-    if (rc != -FI_EAGAIN) fail("fi_recv", static_cast<int>(rc));
+    if (rc != -FI_EAGAIN) fail(what, static_cast<int>(rc));
     progress();
     backoff(round);
   }
+}
+
+void Transport::Impl::post_rx(int i) {
+  post("fi_recv", [&] {
+    return fi_recv(ep.p, rx_pool.data() + i * eager_limit, eager_limit, nullptr, FI_ADDR_UNSPEC, &rx_ops[i]);
+  });
 }
 
 // Reads completions (either thread may); transmit completions are finished here, receive
@@ -624,18 +636,10 @@ void Transport::Impl::on_eager(Op& op, std::size_t len) {
   large->len = h.length;
   large->owned = buffers.take(h.length);
   in_flight.fetch_add(1);
-  int round = 0;
-  for (;;) {
-    const ssize_t rc = [&] {
-      std::lock_guard lock(fab_mu);
-      return fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC, large_tag(h.src, h.seq), 0,
-                      large.get());
-    }();
-    if (rc == 0) break;
-    if (rc != -FI_EAGAIN) fail("fi_trecv", static_cast<int>(rc));
-    progress();
-    backoff(round);
-  }
+  post("fi_trecv", [&] {
+    return fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC, large_tag(h.src, h.seq), 0,
+                    large.get());
+  });
   s.stash.emplace(h.seq, Pending{h.type, {}, std::move(large)});
 }
 
@@ -676,19 +680,9 @@ void Transport::Impl::dispatch(int src, std::uint16_t type, std::span<const std:
 
 // Posts one eager message (header + payload, <= eager_limit) under tx_mu.
 void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
+  if (msg.size() <= inject_size)
+    return post("fi_inject", [&] { return fi_inject(ep.p, msg.data(), msg.size(), peers[dest]); });
   int round = 0;
-  if (msg.size() <= inject_size) {
-    for (;;) {
-      const ssize_t rc = [&] {
-        std::lock_guard lock(fab_mu);
-        return fi_inject(ep.p, msg.data(), msg.size(), peers[dest]);
-      }();
-      if (rc == 0) return;
-      if (rc != -FI_EAGAIN) fail("fi_inject", static_cast<int>(rc));
-      progress();
-      backoff(round);
-    }
-  }
   int slot = -1;
   while (slot < 0) {
     {
@@ -704,16 +698,7 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
   }
   std::byte* buf = tx_pool.data() + slot * eager_limit;
   std::memcpy(buf, msg.data(), msg.size());
-  for (;;) {
-    const ssize_t rc = [&] {
-      std::lock_guard lock(fab_mu);
-      return fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]);
-    }();
-    if (rc == 0) return;
-    if (rc != -FI_EAGAIN) fail("fi_send", static_cast<int>(rc));
-    progress();
-    backoff(round);
-  }
+  post("fi_send", [&] { return fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]); });
 }
 
 void Transport::Impl::send(int dest, std::uint16_t type,
@@ -783,17 +768,8 @@ void Transport::Impl::send(int dest, std::uint16_t type,
         owned_ops.emplace(op, std::move(owned));
       }
       in_flight.fetch_add(1);
-      int round = 0;
-      for (;;) {
-        const ssize_t rc = [&] {
-          std::lock_guard lock(fab_mu);
-          return fi_tsendv(ep.p, iov.data(), nullptr, iov.size(), peers[dest], large_tag(h.src, h.seq), op);
-        }();
-        if (rc == 0) break;
-        if (rc != -FI_EAGAIN) fail("fi_tsendv", static_cast<int>(rc));
-        progress();
-        backoff(round);
-      }
+      post("fi_tsendv",
+           [&] { return fi_tsendv(ep.p, iov.data(), nullptr, iov.size(), peers[dest], large_tag(h.src, h.seq), op); });
       if (!on_service) wait_for = op;
     }
   }
