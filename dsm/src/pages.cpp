@@ -82,6 +82,19 @@ void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte
   c.diff_bytes_applied.fetch_add(data.size(), std::memory_order_relaxed);
 }
 
+// Pushes a page for this many barriers after each fetch: a reader that stopped reading
+// costs a few stale copies, one that still reads renews with its next fetch.
+constexpr std::uint32_t push_barriers = 64;
+
+void register_reader(Page& pg, std::uint32_t rank) {
+  for (auto& r : pg.readers)
+    if (r.rank == rank) {
+      r.left = push_barriers;
+      return;
+    }
+  pg.readers.push_back({rank, push_barriers});
+}
+
 }  // namespace
 
 void close_interval(bool at_barrier) {
@@ -145,9 +158,10 @@ void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) 
   }
 }
 
-void merge(std::vector<Interval> in) {
+void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& s = state();
-  std::vector<std::uint32_t> invalidated;
+  std::vector<std::uint32_t> invalidated, revalidated;
+  std::vector<const Push*> pushed;
   std::lock_guard lk(s.mu);
   for (auto& interval : in) {
     std::uint32_t proc = interval.proc, idx = interval.idx;
@@ -173,7 +187,51 @@ void merge(std::vector<Interval> in) {
         }
       }
   }
+  // A push replaces the fetch only when it is all the page lacks (no own concurrent change,
+  // no later change from a third rank).
+  for (const Push& p : pushes) {
+    auto& pg = s.pages[p.page];
+    if (pg.valid || pg.pending.size() != 1 || pg.pending[0].proc != p.proc || pg.pending[0].idx != p.idx ||
+        !pg.pending[0].whole)
+      continue;
+    auto need = needed_changes(p.page);
+    if (need.size() != 1) continue;
+    apply_change(p.page, need[0], p.data);
+    pg.pending.clear();
+    pg.valid = true;
+    pushed.push_back(&p);
+  }
+  if (!pushed.empty()) {
+    std::sort(invalidated.begin(), invalidated.end());
+    for (const Push* p : pushed)
+      if (!std::binary_search(invalidated.begin(), invalidated.end(), p->page)) revalidated.push_back(p->page);
+    std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
+  }
   protect(invalidated, mem::Prot::none);
+  protect(revalidated, mem::Prot::read);
+}
+
+void encode_pushes(codec::Writer& w, const Interval* newest) {
+  auto& s = state();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;  // (reader, page)
+  if (newest) {
+    for (const PageRun& run : newest->runs) {
+      if (!run.whole) continue;
+      for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
+        auto& readers = s.pages[page].readers;
+        for (auto& r : readers) out.push_back({r.rank, page});
+        for (auto& r : readers) --r.left;
+        std::erase_if(readers, [](const Page::Reader& r) { return r.left == 0; });
+      }
+    }
+  }
+  w.put<std::uint32_t>(std::uint32_t(out.size()));
+  for (auto [reader, page] : out) {
+    w.put(reader);
+    w.put(page);
+    w.bytes(std::span(alias_page(page), mem::page_size));
+  }
+  stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
 }
 
 void make_valid(std::vector<std::uint32_t> pages) {
@@ -334,6 +392,7 @@ void serve_diff_request(int src, codec::Reader& r) {
       w.put(whole);
       if (whole) {
         w.bytes(std::span(alias_page(page), mem::page_size));
+        register_reader(s.pages[page], std::uint32_t(src));
         stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
         continue;
       }

@@ -93,6 +93,20 @@ void Region::protect(std::size_t first_page, std::size_t npages, Prot p) {
                            std::to_string(first_page) + " failed: " + std::strerror(e));
 }
 
+bool Region::populate(std::size_t first_page, std::size_t npages, Prot p) {
+#ifdef MADV_POPULATE_WRITE
+  protect(first_page, npages, Prot::read_write);
+  // Through the application view, so its page-table entries exist and are dirty: a later
+  // mprotect to read-write then makes them writable without a write fault.
+  bool ok = madvise(app_ + first_page * page_size, npages * page_size, MADV_POPULATE_WRITE) == 0;
+  protect(first_page, npages, p);
+  return ok;
+#else
+  protect(first_page, npages, p);
+  return false;
+#endif
+}
+
 void Region::protect_pages(std::span<const std::size_t> sorted_pages, Prot p) {
   std::size_t i = 0;
   while (i < sorted_pages.size()) {

@@ -2,6 +2,8 @@
 // allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
+#include <malloc.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +106,11 @@ void init(int, char**) {
     s.me = env.rank;
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
+    s.populate = env_size("DSM_POPULATE", 1) != 0;
+    // Freed memory stays with the process: a page given back to the kernel costs a fault
+    // (microseconds, tens in a VM) when the next diff or message buffer reuses it.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once.
     if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
@@ -122,6 +129,8 @@ void init(int, char**) {
     m.intervals.resize(s.nprocs);
     m.blobs.resize(s.nprocs);
     m.allocs.resize(s.nprocs);
+    m.pushes.resize(s.nprocs);
+    m.arrivals.resize(s.nprocs);
     s.blobs.resize(s.nprocs);
     if (env.under_dsmrun) {
       open_board(env);
@@ -260,7 +269,8 @@ void* alloc_bytes(std::size_t bytes) {
     s.heap_pages.store(first + npages);
   }
   // Fresh pages are zero on every rank: valid and read-only, so the first write faults.
-  s.region->protect(first, npages, s.nprocs > 1 ? mem::Prot::read : mem::Prot::read_write);
+  const auto prot = s.nprocs > 1 ? mem::Prot::read : mem::Prot::read_write;
+  if (!s.populate || !s.region->populate(first, npages, prot)) s.region->protect(first, npages, prot);
   if (s.nprocs > 1) proto::barrier_with(bytes);
   return s.region->app() + std::size_t(first) * page_size;
 }

@@ -36,8 +36,10 @@ enum Msg : std::uint16_t {
   lock_request = 3,   // u32 lock, vt                    (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, vt     (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
-  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes
-  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch
+  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
+                      // u32 n, n x (u32 reader, u32 page, bytes)   (pushes, see Page::readers)
+  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
+                      // u32 n, n x (u32 writer, u32 idx, u32 page, bytes)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
 };
@@ -61,6 +63,20 @@ struct Page {
   bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
   std::uint64_t held_epoch = 0;  // last epoch a loop opened it
   std::vector<Notice> pending;  // changes not applied yet (page invalid while non-empty)
+  // Ranks that fetched this page whole from us (we hold it): at each barrier the page goes
+  // to them with the barrier's departure, so they need neither an invalidation nor a fetch
+  // for a boundary they read every time. Each fetch renews `left` barriers of pushes.
+  struct Reader {
+    std::uint32_t rank;
+    std::uint32_t left;
+  };
+  std::vector<Reader> readers;
+};
+
+// A page pushed with a barrier: its contents at the end of interval `idx` of rank `proc`.
+struct Push {
+  std::uint32_t proc, idx, page;
+  std::span<const std::byte> data;
 };
 
 struct LockToken {
@@ -76,6 +92,8 @@ struct BarrierManager {  // on rank 0, driven by the service thread
   std::vector<std::vector<Interval>> intervals;
   std::vector<std::vector<std::byte>> blobs;
   std::vector<std::uint64_t> allocs;
+  std::vector<std::vector<std::pair<std::uint32_t, Push>>> pushes;  // per sender: (reader, push)
+  std::vector<std::vector<std::byte>> arrivals;  // the messages the pushes point into
   std::uint64_t max_protocol_bytes = 0;
 };
 
@@ -129,6 +147,7 @@ struct State {
   std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
   std::vector<std::byte> my_blob;
   std::size_t gc_bound = 256u << 20;
+  bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
   RecentMedian page_seconds;  // measured cost of fetching one page
   std::uint64_t poll_ns = 300'000;  // how long a waiting application thread polls (DSM_POLL_US)
 };
@@ -147,7 +166,12 @@ void on_fault(void* addr, bool is_write);
 void close_interval(bool at_barrier);
 // Records a claim (see runtime_hooks.hpp); collective claims may be held across barriers.
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
-void merge(std::vector<Interval> in);  // at every acquire: learn intervals, invalidate pages
+// At every acquire: learn intervals, invalidate pages. A pushed page whose only missing
+// change is its push is updated in place instead.
+void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
+// Pushes of the whole pages of `newest` (this rank's newest interval, or none) that readers
+// fetched, encoded into w as the barrier arrival carries them. Called with mu held.
+void encode_pushes(codec::Writer& w, const Interval* newest);
 void make_valid(std::vector<std::uint32_t> pages);
 void open_for_write(std::span<const std::uint32_t> pages, bool whole);
 void serve_diff_request(int src, codec::Reader& r);

@@ -12,7 +12,8 @@ namespace dsm::stats {
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent) X(pages_fetched)    \
-  X(fetch_requests) X(lock_acquires) X(barriers) X(gcs) X(protocol_bytes_peak)
+  X(fetch_requests) X(lock_acquires) X(barriers) X(gcs) X(protocol_bytes_peak)     \
+  X(pages_pushed)
 #define DSM_TIMERS(X) X(protocol) X(comm_wait) X(lock_wait) X(barrier_wait)
 
 struct Counters {

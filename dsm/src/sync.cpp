@@ -56,10 +56,14 @@ void on_lock_forward(codec::Reader& r) {
     t.next = std::pair(int(to), std::move(vt));  // granted at our release
 }
 
-void on_barrier_arrive(int src, codec::Reader& r) {
+void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   auto& s = state();
   auto& m = s.barrier_mgr;
   auto npages = heap_pages_locked();
+  // Kept until the departures are sent: the pushes point into it.
+  auto& kept = m.arrivals[src];
+  kept.assign(payload.begin(), payload.end());
+  codec::Reader r(kept);
   auto epoch = r.get<std::uint64_t>();
   if (s.me != 0 || epoch != m.epoch) throw codec::DecodeError("barrier arrival out of sequence");
   auto vt = r.array<std::uint32_t>(s.nprocs);
@@ -68,6 +72,24 @@ void on_barrier_arrive(int src, codec::Reader& r) {
   auto blob = r.bytes();
   auto alloc = r.get<std::uint64_t>();
   auto bytes = r.get<std::uint64_t>();
+  std::vector<std::pair<std::uint32_t, Push>> pushes(r.count(12));
+  for (auto& [reader, push] : pushes) {
+    reader = r.get<std::uint32_t>();
+    push.page = r.get<std::uint32_t>();
+    push.data = r.bytes();
+    // A push is a whole page of the sender's newest interval, for another rank.
+    auto whole_in_newest = [&] {
+      if (list.empty()) return false;
+      for (const PageRun& run : list.back().runs)
+        if (run.whole && push.page >= run.first && push.page - run.first < run.count) return true;
+      return false;
+    };
+    if (reader >= std::uint32_t(s.nprocs) || reader == std::uint32_t(src) || push.data.size() != mem::page_size ||
+        !whole_in_newest())
+      throw codec::DecodeError("barrier arrival with a malformed page push");
+    push.proc = std::uint32_t(src);
+    push.idx = list.back().idx;
+  }
   r.expect_end();
   if (!m.vts[src].empty()) throw codec::DecodeError("second barrier arrival from one rank");
   for (const auto& in : list)
@@ -76,6 +98,7 @@ void on_barrier_arrive(int src, codec::Reader& r) {
   m.intervals[src] = std::move(list);
   m.blobs[src].assign(blob.begin(), blob.end());
   m.allocs[src] = alloc;
+  m.pushes[src] = std::move(pushes);
   m.max_protocol_bytes = std::max(m.max_protocol_bytes, bytes);
   if (++m.arrived < s.nprocs) return;
 
@@ -100,12 +123,24 @@ void on_barrier_arrive(int src, codec::Reader& r) {
     for (const auto& b : m.blobs) w.bytes(b);
     w.put(gc);
     w.put<std::uint8_t>(mismatch);
+    std::vector<const Push*> to_r2;
+    for (const auto& from : m.pushes)
+      for (const auto& [reader, push] : from)
+        if (reader == std::uint32_t(r2)) to_r2.push_back(&push);
+    w.put<std::uint32_t>(std::uint32_t(to_r2.size()));
+    for (const Push* p : to_r2) {
+      w.put(p->proc);
+      w.put(p->idx);
+      w.put(p->page);
+      w.bytes(p->data);
+    }
     s.net->send(r2, barrier_depart, w.buffer());
   }
   ++m.epoch;
   m.arrived = 0;
   m.max_protocol_bytes = 0;
   for (auto& v : m.vts) v.clear();
+  for (auto& p : m.pushes) p.clear();
 }
 
 }  // namespace
@@ -118,7 +153,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
       case diff_request: serve_diff_request(src, r); return;
       case lock_request: on_lock_request(src, r); return;
       case lock_forward: on_lock_forward(r); return;
-      case barrier_arrive: on_barrier_arrive(src, r); return;
+      case barrier_arrive: on_barrier_arrive(src, payload); return;
       case diff_reply:
       case lock_grant:
       case barrier_depart:
@@ -145,10 +180,12 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
       w.array<std::uint32_t>(s.log.vector_time());
       auto mine = s.log.since(std::uint32_t(s.me), s.last_sent_interval);
       encode_list(w, mine);
+      const Interval* newest = mine.empty() ? nullptr : mine.back();
       s.last_sent_interval = s.log.known(std::uint32_t(s.me));
       w.bytes(s.my_blob);
       w.put(alloc_bytes);
       w.put<std::uint64_t>(collecting ? 0 : s.diff_bytes + s.log.bytes());
+      encode_pushes(w, newest);
     }
     s.net->send(0, barrier_arrive, w.buffer());
     auto reply = wait_inbox();
@@ -166,9 +203,18 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
       }
       gc = r.get<std::uint8_t>();
       mismatch = r.get<std::uint8_t>();
+      std::vector<Push> pushes(r.count(16));
+      for (auto& p : pushes) {
+        p.proc = r.get<std::uint32_t>();
+        p.idx = r.get<std::uint32_t>();
+        p.page = r.get<std::uint32_t>();
+        p.data = r.bytes();
+        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap_pages || p.data.size() != mem::page_size)
+          throw codec::DecodeError("malformed page push");
+      }
       r.expect_end();
       s.blobs = std::move(blobs);
-      merge(std::move(list));
+      merge(std::move(list), pushes);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
     }

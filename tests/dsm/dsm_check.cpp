@@ -219,6 +219,45 @@ void claims(unsigned seed, int phases) {
   }
 }
 
+// A halo exchange as the balancer's loops make it: every rank claims its own page-aligned
+// block collectively and rewrites it each phase; after the barrier it reads the last page
+// of its left neighbour and the first of its right one (which then come pushed with the
+// barrier instead of fetched). Every phase also one random rank writes one word of a
+// neighbour's boundary page outside the loop (with a twin), so some pushes must give way
+// to the fetch that merges both changes.
+void boundary(int phases) {
+  const long words_per_page = 4096 / 8, block_pages = 3, per_rank = block_pages * words_per_page;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(per_rank * P);
+  std::vector<std::uint64_t> model(per_rank * P, 0);
+  std::mt19937 rng(7);
+  for (int phase = 1; phase <= phases; ++phase) {
+    for (int r = 0; r < P; ++r) {
+      dsm::detail::claim_exclusive_write(r, sh + r * per_rank, per_rank * 8);
+      for (long w = r * per_rank; w < (r + 1) * per_rank; ++w) {
+        std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+        if (r == me) sh[w] = v;
+        model[w] = v;
+      }
+    }
+    dsm::barrier();
+    if (phase % 4 == 0) {  // outside the loop: a twin-based write to someone's first page
+      int who = int(rng() % P), owner = int(rng() % P);
+      long w = owner * per_rank + 1 + 2 * long(rng() % (words_per_page / 2 - 1));
+      std::uint64_t v = std::uint64_t(phase) << 40 | 1;
+      if (who == me) sh[w] = v;
+      model[w] = v;
+      dsm::barrier();
+    }
+    auto check = [&](long from) {
+      for (long w = from; w < from + words_per_page; ++w) expect(sh[w] == model[w], "boundary", w, long(sh[w]), long(model[w]));
+    };
+    if (me > 0) check(me * per_rank - words_per_page);
+    if (me + 1 < P) check((me + 1) * per_rank);
+    dsm::barrier();
+  }
+}
+
 }  // namespace
 
 // Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
@@ -257,6 +296,8 @@ int main(int argc, char** argv) {
     dsm::barrier();
     if (dsm::rank() == 2) std::printf("read %llu\n", (unsigned long long)sh[0]);  // must not silently pick one
     dsm::barrier();
+  } else if (mode == "boundary") {
+    boundary(60);
   } else if (mode == "claims") {
     for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
