@@ -107,7 +107,8 @@ void close_interval(bool at_barrier) {
     s.dirty.push_back(p);
   }
   if (s.dirty.empty()) return;
-  std::sort(s.dirty.begin(), s.dirty.end());
+  // Held pages come in page order, after the few opened out of order: often sorted already.
+  if (!std::is_sorted(s.dirty.begin(), s.dirty.end())) std::sort(s.dirty.begin(), s.dirty.end());
   std::vector<std::uint8_t> whole;
   whole.reserve(s.dirty.size());
   std::vector<std::uint32_t> read_only, still_held;
@@ -174,6 +175,11 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
         auto& pg = s.pages[page];
         if (pg.twin) encode_twin(page);  // our own changes must survive as a diff
         Notice n{proc, idx, run.whole != 0};
+        if (n.whole && !pg.valid && pg.pending.size() == 1 && pg.pending[0].proc == proc) {
+          pg.pending[0] = n;  // a held page's newer copy replaces the older: the common case
+          pg.last_writer = std::int32_t(proc);
+          continue;
+        }
         if (n.whole)  // the whole page already holds every change that happened before it
           std::erase_if(pg.pending, [&](const Notice& o) {
             return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx;
@@ -438,9 +444,11 @@ std::vector<std::byte> wait_inbox() {
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
   if (polling) s.net->set_polling(true);
-  for (;;) {
-    std::uint64_t target;
-    {
+  for (std::uint64_t seen = ~0ull;;) {
+    // The mutex only when something arrived: a poller holding it would make the service
+    // thread that posts the reply sleep on it.
+    if (s.arrived.value() != seen) {
+      seen = s.arrived.value();  // post_inbox notifies after it queued under mu
       std::lock_guard lk(s.mu);
       if (!s.inbox.empty()) {
         if (polling) s.net->set_polling(false);
@@ -448,7 +456,6 @@ std::vector<std::byte> wait_inbox() {
         s.inbox.erase(s.inbox.begin());
         return m;
       }
-      target = s.arrived.value() + 1;  // post_inbox notifies after it queued under mu
     }
     // Poll for a short while (the reply usually comes within microseconds), then sleep.
     if (polling) {
@@ -459,7 +466,7 @@ std::vector<std::byte> wait_inbox() {
       s.net->poll();
       continue;
     }
-    s.arrived.wait_until(target);
+    s.arrived.wait_until(seen + 1);
   }
 }
 
