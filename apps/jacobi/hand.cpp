@@ -1,6 +1,8 @@
 // jacobi_hand: parallelized by hand with the DSM API. Each rank owns a page-aware block of
-// interior rows of both arrays; it reads one row of each neighbour per sweep.
+// interior rows of both arrays (dsm::own); it reads one row of each neighbour per sweep.
 #include <dsm/dsm.hpp>
+
+#include <vector>
 
 #include "../common/split.hpp"
 #include "../common/dsm_finish.hpp"
@@ -15,17 +17,22 @@ int main(int argc, char** argv) {
   if (dsm::rank() == 0) jacobi::init(sh_a, n);
   dsm::barrier();
 
-  const app::Rows mine = app::page_aware_rows(1, n - 1, n * sizeof(float), dsm::rank(), dsm::nprocs());
   const std::size_t row = n * sizeof(float);
+  std::vector<app::Rows> rows;  // every rank's block: dsm::own is collective
+  for (int r = 0; r < dsm::nprocs(); ++r) rows.push_back(app::page_aware_rows(1, n - 1, row, r, dsm::nprocs()));
+  const app::Rows mine = rows[dsm::rank()];
   const std::size_t block = (mine.hi - mine.lo) * row;
+  auto own_blocks = [&](float* sh) {
+    for (int r = 0; r < dsm::nprocs(); ++r) dsm::own(r, sh + rows[r].lo * n, (rows[r].hi - rows[r].lo) * row);
+  };
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0, t0);
   for (long it = 0; it < o.iters; ++it) {
     dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read);
-    dsm::prefetch(sh_b + mine.lo * n, block, dsm::Mode::write_exclusive);
+    own_blocks(sh_b);
     jacobi::sweep(sh_a, sh_b, n, mine.lo, mine.hi);
     dsm::barrier();
-    dsm::prefetch(sh_a + mine.lo * n, block, dsm::Mode::write_exclusive);
+    own_blocks(sh_a);
     jacobi::copy(sh_b, sh_a, n, mine.lo, mine.hi);
     dsm::barrier();
     trace.iteration(it);

@@ -81,6 +81,16 @@ std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::siz
   return {first, std::min(last, s.heap_pages.load())};
 }
 
+// Heap pages entirely inside [addr, addr+bytes): a page shared with a neighbour's range
+// keeps its twin.
+std::pair<std::uint32_t, std::uint32_t> inner_pages(const void* addr, std::size_t bytes) {
+  auto begin = reinterpret_cast<std::uintptr_t>(addr);
+  const std::uintptr_t ps = detail::page_size;
+  auto lo = (begin + ps - 1) / ps * ps, hi = (begin + bytes) / ps * ps;
+  if (hi <= lo) return {0, 0};
+  return heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
+}
+
 // Publishes this rank's counters and state on the host's statistics board. The board is
 // for watching a job: a rank that cannot use it runs on without it.
 void open_board(const net::JobEnv& env) {
@@ -231,19 +241,29 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     return;
   }
   if (mode == Mode::write_exclusive) {
-    // Only pages entirely inside the range: a page shared with a neighbour's range keeps its twin.
-    auto begin = reinterpret_cast<std::uintptr_t>(addr);
-    const std::uintptr_t ps = detail::page_size;
-    auto lo = (begin + ps - 1) / ps * ps, hi = (begin + bytes) / ps * ps;
-    if (hi > lo) {
-      auto [first, last] = heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
-      proto::claim(s.me, first, last, false);  // this rank's promise only: not held
-    }
+    auto [inner_first, inner_last] = inner_pages(addr, bytes);
+    proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
   for (std::uint32_t p = first; p < last; ++p)
     if (!s.pages[p].valid || mode != Mode::read) pages.push_back(p);
   proto::make_valid(pages);
   if (mode != Mode::read) proto::open_for_write(pages, false);
+}
+
+void own(int owner, const void* addr, std::size_t bytes) {
+  require_init("dsm::own");
+  auto& s = state();
+  if (owner < 0 || owner >= s.nprocs) proto::fatal("dsm::own(%d, ...): ranks run from 0 to %d", owner, s.nprocs - 1);
+  if (s.nprocs == 1) return;
+  auto [first, last] = inner_pages(addr, bytes);
+  if (first >= last) return;
+  proto::claim(owner, first, last, true);
+  if (owner != s.me) return;
+  stats::Timer timer(stats::counters().protocol_ns);
+  std::vector<std::uint32_t> pages;
+  for (std::uint32_t p = first; p < last; ++p) pages.push_back(p);
+  proto::make_valid(pages);
+  proto::open_for_write(pages, false);
 }
 
 double wtime() { return stats::now_ns() * 1e-9; }

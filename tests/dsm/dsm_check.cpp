@@ -219,12 +219,12 @@ void claims(unsigned seed, int phases) {
   }
 }
 
-// A halo exchange as the balancer's loops make it: every rank claims its own page-aligned
-// block collectively and rewrites it each phase; after the barrier it reads the last page
-// of its left neighbour and the first of its right one (which then come pushed with the
-// barrier instead of fetched). Every phase also one random rank writes one word of a
-// neighbour's boundary page outside the loop (with a twin), so some pushes must give way
-// to the fetch that merges both changes.
+// A halo exchange as dsm::own makes it: page-aligned blocks are owned collectively and
+// rewritten by their owners each phase (owners rotate every 10 phases, so held pages change
+// hands); after the barrier rank r reads the last page of block r-1 and the first of block
+// r+1 (which then come pushed with the barrier instead of fetched). Every fourth phase one
+// random rank also writes one word of a block's first page outside the loop (with a twin),
+// so some pushes must give way to the fetch that merges both changes.
 void boundary(int phases) {
   const long words_per_page = 4096 / 8, block_pages = 3, per_rank = block_pages * words_per_page;
   const int me = dsm::rank(), P = dsm::nprocs();
@@ -232,11 +232,12 @@ void boundary(int phases) {
   std::vector<std::uint64_t> model(per_rank * P, 0);
   std::mt19937 rng(7);
   for (int phase = 1; phase <= phases; ++phase) {
-    for (int r = 0; r < P; ++r) {
-      dsm::detail::claim_exclusive_write(r, sh + r * per_rank, per_rank * 8);
-      for (long w = r * per_rank; w < (r + 1) * per_rank; ++w) {
+    for (int b = 0; b < P; ++b) {
+      const int owner = (b + phase / 10) % P;
+      dsm::own(owner, sh + b * per_rank, per_rank * 8);
+      for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
         std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
-        if (r == me) sh[w] = v;
+        if (owner == me) sh[w] = v;
         model[w] = v;
       }
     }
@@ -298,6 +299,9 @@ int main(int argc, char** argv) {
     dsm::barrier();
   } else if (mode == "boundary") {
     boundary(60);
+  } else if (mode == "own_bad_rank") {
+    auto* sh = dsm::alloc<long>(4096);
+    dsm::own(dsm::nprocs(), sh, 4096 * sizeof(long));
   } else if (mode == "claims") {
     for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging

@@ -41,6 +41,15 @@ enum class Mode {
 // request per writer instead of one fault per page. Addresses outside the region are ignored.
 void prefetch(const void* addr, std::size_t bytes, Mode mode);
 
+// Collective: every rank calls it with the same arguments between the same two barriers.
+// Rank `owner` alone writes the pages entirely inside [addr, addr+bytes) until the next
+// barrier, as with Mode::write_exclusive (and the owner's call opens them, as that prefetch
+// does); because every rank knows it, the owner keeps them writable across barriers for as
+// long as it owns them again in each epoch, and the boundary pages that other ranks read
+// reach them with the barrier. A block split rewritten every iteration then costs no fault,
+// no mprotect and no twin. How the compiler pass's loops own their blocks, for hand code.
+void own(int owner, const void* addr, std::size_t bytes);
+
 // Seconds on a monotonic clock.
 double wtime();
 
