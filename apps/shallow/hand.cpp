@@ -14,24 +14,27 @@ namespace {
 struct Hand {
   long n;
   int rank, nprocs;
-  // This rank's rows: a page-aware block of [0, N); the last rank also owns row N.
-  app::Rows owned() const {
-    app::Rows b = app::page_aware_rows(0, n - 1, n * sizeof(double), rank, nprocs);
-    if (rank == nprocs - 1) b.hi = n;
+  // Rank r's rows: a page-aware block of [0, N); the last rank also owns row N.
+  app::Rows owned(int r) const {
+    app::Rows b = app::page_aware_rows(0, n - 1, n * sizeof(double), r, nprocs);
+    if (r == nprocs - 1) b.hi = n;
     return b;
   }
-  // A loop over rows [lo, hi) runs the rows of it this rank owns.
+  // A loop over rows [lo, hi) runs the rows of it this rank owns. Every rank names every
+  // block's owner (dsm::own is collective).
   void rows(long lo, long hi, shallow::Written written, auto f) {
-    const app::Rows own = owned();
-    const app::Rows b{std::max(lo, own.lo), std::min(hi, own.hi)};
-    if (b.lo >= b.hi) return;
-    for (double* a : written) dsm::prefetch(a + b.lo * n, (b.hi - b.lo) * n * sizeof(double), dsm::Mode::write_exclusive);
-    f(b.lo, b.hi);
+    for (int r = 0; r < nprocs; ++r) {
+      const app::Rows own = owned(r);
+      const app::Rows b{std::max(lo, own.lo), std::min(hi, own.hi)};
+      if (b.lo >= b.hi) continue;
+      for (double* a : written) dsm::own(r, a + b.lo * n, (b.hi - b.lo) * n * sizeof(double));
+      if (r == rank) f(b.lo, b.hi);
+    }
   }
   void edge(long row, long lo, long hi, shallow::Written written, auto f) {
-    if (row == 0 ? rank != 0 : rank != nprocs - 1) return;
-    for (double* a : written) dsm::prefetch(a + row * n, n * sizeof(double), dsm::Mode::write_exclusive);
-    f(lo, hi);
+    const int owner = row == 0 ? 0 : nprocs - 1;
+    for (double* a : written) dsm::own(owner, a + row * n, n * sizeof(double));
+    if (rank == owner) f(lo, hi);
   }
   void sync() { dsm::barrier(); }
 };

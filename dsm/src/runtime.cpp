@@ -255,10 +255,10 @@ void own(int owner, const void* addr, std::size_t bytes) {
   auto& s = state();
   if (owner < 0 || owner >= s.nprocs) proto::fatal("dsm::own(%d, ...): ranks run from 0 to %d", owner, s.nprocs - 1);
   if (s.nprocs == 1) return;
-  auto [first, last] = inner_pages(addr, bytes);
-  if (first >= last) return;
-  proto::claim(owner, first, last, true);
+  auto [inner_first, inner_last] = inner_pages(addr, bytes);
+  proto::claim(owner, inner_first, inner_last, true);
   if (owner != s.me) return;
+  auto [first, last] = heap_pages_of(addr, bytes);  // the owner opens its partial pages too
   stats::Timer timer(stats::counters().protocol_ns);
   std::vector<std::uint32_t> pages;
   for (std::uint32_t p = first; p < last; ++p) pages.push_back(p);
