@@ -1,6 +1,7 @@
 #include "decide.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <numeric>
 
@@ -332,21 +333,36 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     m.streak = 0;
     return;
   }
-  Assignment next = propose(m, prof, speed, g, page_s, recurring);
   // Locality may also act on a balanced loop whose split makes ranks share written pages.
-  const bool page_gain =
-      locality && (shared_pages(g, next, m.n) < shared_pages(g, m.assign, m.n) ||
-                   (recurring && conflicts(g, next, m.n) < conflicts(g, m.assign, m.n)));
-  // Paper 2.3: act only when the powers stay at odds with the distribution, first through
-  // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
-  m.streak = imbalanced || page_gain ? m.streak + 1 : 0;
+  auto gains_pages = [&](const Assignment& next) {
+    return locality && (shared_pages(g, next, m.n) < shared_pages(g, m.assign, m.n) ||
+                        (recurring && conflicts(g, next, m.n) < conflicts(g, m.assign, m.n)));
+  };
   // The first change after the warm-up; later ones after a full rate window of the new spans
   // and four times `settle` executions out of balance (rates are means over overlapping windows,
   // so consecutive ones are not independent evidence).
   const bool first = m.redistributions == 0;
   const int enough = first ? m.opt.warmup : static_cast<int>(rate_window);
   const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 4);
+  // Paper 2.3: act only when the powers stay at odds with the distribution, first through
+  // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
+  // An imbalance counts without a proposal, which (a scan of the pages) is made only when
+  // it could be acted on.
+  std::optional<Assignment> proposed;
+  bool page_gain = false;
+  if (imbalanced) {
+    ++m.streak;
+  } else {
+    proposed = propose(m, prof, speed, g, page_s, recurring);
+    page_gain = gains_pages(*proposed);
+    m.streak = page_gain ? m.streak + 1 : 0;
+  }
   if (m.streak < persist || m.observed < enough) return;
+  if (!proposed) {
+    proposed = propose(m, prof, speed, g, page_s, recurring);
+    page_gain = gains_pages(*proposed);
+  }
+  Assignment next = std::move(*proposed);
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
                         execution_cost(next, prof, speed, g, page_s, recurring, m.n);

@@ -92,13 +92,15 @@ constexpr std::uint32_t push_barriers = 64;
 // announced whole at those barriers.
 constexpr std::uint64_t hold_barriers = 16;
 
-void register_reader(Page& pg, std::uint32_t rank) {
-  for (auto& r : pg.readers)
+void register_reader(std::uint32_t page, std::uint32_t rank) {
+  auto& readers = state().pages[page].readers;
+  for (auto& r : readers)
     if (r.rank == rank) {
       r.left = push_barriers;
       return;
     }
-  pg.readers.push_back({rank, push_barriers});
+  if (readers.empty()) state().read_pages.push_back(page);
+  readers.push_back({rank, push_barriers});
 }
 
 }  // namespace
@@ -231,17 +233,20 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
 void encode_pushes(codec::Writer& w, const Interval* newest) {
   auto& s = state();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;  // (reader, page)
-  if (newest) {
-    for (const PageRun& run : newest->runs) {
-      if (!run.whole) continue;
-      for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
-        auto& readers = s.pages[page].readers;
-        for (auto& r : readers) out.push_back({r.rank, page});
-        for (auto& r : readers) --r.left;
-        std::erase_if(readers, [](const Page::Reader& r) { return r.left == 0; });
-      }
+  auto whole_in_newest = [&](std::uint32_t page) {
+    for (const PageRun& run : newest->runs)
+      if (run.whole && page >= run.first && page - run.first < run.count) return true;
+    return false;
+  };
+  if (newest)
+    for (std::uint32_t page : s.read_pages) {
+      auto& readers = s.pages[page].readers;
+      if (!whole_in_newest(page)) continue;
+      for (auto& r : readers) out.push_back({r.rank, page});
+      for (auto& r : readers) --r.left;
+      std::erase_if(readers, [](const Page::Reader& r) { return r.left == 0; });
     }
-  }
+  std::erase_if(s.read_pages, [&](std::uint32_t page) { return s.pages[page].readers.empty(); });
   w.put<std::uint32_t>(std::uint32_t(out.size()));
   for (auto [reader, page] : out) {
     w.put(reader);
@@ -409,7 +414,7 @@ void serve_diff_request(int src, codec::Reader& r) {
       w.put(whole);
       if (whole) {
         w.bytes(std::span(alias_page(page), mem::page_size));
-        register_reader(s.pages[page], std::uint32_t(src));
+        register_reader(page, std::uint32_t(src));
         stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
         continue;
       }

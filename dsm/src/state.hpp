@@ -131,6 +131,7 @@ struct State {
   IntervalLog log{1};
   std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
   std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
+  std::vector<std::uint32_t> read_pages;  // pages with readers to push to (under mu)
   std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
   std::size_t diff_bytes = 0;
   std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
