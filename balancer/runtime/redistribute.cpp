@@ -40,9 +40,11 @@ struct Site::State {
 
 namespace {
 
-// CPU time of the calling thread and the time it spent runnable but waiting for its core
-// (another program's load), from /proc/thread-self/schedstat (one read for both); where the
-// kernel keeps no schedule statistics, the thread's CPU clock and no waiting.
+// CPU time of the calling thread (its CPU clock) and the time it spent runnable but waiting
+// for its core (another program's load), from /proc/thread-self/schedstat; none where the
+// kernel keeps no schedule statistics. The clock is read first: reading it brings the
+// kernel's account of the running thread up to date, which schedstat alone does not (it
+// lags by up to a tick, longer than a short range).
 struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
@@ -54,17 +56,17 @@ SchedTimes sched_times() {
     }
   };
   static thread_local File file;
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  SchedTimes t{static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9, 0};
   char buf[128];
   const ssize_t n = file.fd >= 0 ? pread(file.fd, buf, sizeof buf - 1, 0) : -1;
   unsigned long long run = 0, waiting = 0;
   if (n > 0) {
     buf[n] = 0;
-    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2)
-      return {static_cast<double>(run) * 1e-9, static_cast<double>(waiting) * 1e-9};
+    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2) t.waiting = static_cast<double>(waiting) * 1e-9;
   }
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return {static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9, 0};
+  return t;
 }
 
 // How much of its core this rank could keep if it wanted all of it: 1 / (1 + the share of
