@@ -559,7 +559,12 @@ void Transport::Impl::serve() {
 
 bool Transport::Impl::poll() {
   std::unique_lock lock(dispatch_mu, std::try_to_lock);
-  if (!lock) return false;
+  if (!lock) {
+    // The service thread is dispatching; on a rank bound to one core it runs only when this
+    // poller lets it, so spinning here would hold up the very message being waited for.
+    if (!may_spin()) sched_yield();
+    return false;
+  }
   const Impl* outer = serving;
   serving = this;  // like the service thread: no wake-up of ourselves, no waiting for our own progress
   bool any = progress() > 0;
