@@ -398,36 +398,52 @@ void serve_diff_request(int src, codec::Reader& r) {
   auto& s = state();
   auto req = r.get<std::uint32_t>();
   auto n = r.count(9);
+  struct Item {
+    std::uint32_t page, idx;
+    std::uint8_t whole;
+    std::span<const std::byte> data;
+  };
+  std::vector<Item> items(n);
+  for (auto& it : items) {
+    it.page = r.get<std::uint32_t>();
+    it.idx = r.get<std::uint32_t>();
+    it.whole = r.get<std::uint8_t>();
+    if (it.page >= s.heap_pages) throw codec::DecodeError("diff request for a page outside the heap");
+  }
+  r.expect_end();
   codec::Writer w;
+  std::unique_lock lk(s.mu);
+  // The reply is sized before it is written: grown step by step, a reply of megabytes
+  // (a rank's first fetch of its block) would be copied and faulted in several times over.
+  std::size_t size = 12;
+  for (auto& it : items) {
+    if (it.whole) {
+      it.data = std::span(alias_page(it.page), mem::page_size);
+    } else {
+      auto& pg = s.pages[it.page];
+      if (pg.twin && pg.twin_idx == it.idx) encode_twin(it.page);
+      auto found = s.diffs.find(diff_key(it.page, it.idx));
+      if (found == s.diffs.end())
+        fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
+      it.data = found->second;
+    }
+    size += 13 + it.data.size();
+  }
+  w.buffer().reserve(size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
   w.put(n);
-  {
-    std::lock_guard lk(s.mu);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      auto page = r.get<std::uint32_t>();
-      auto idx = r.get<std::uint32_t>();
-      auto whole = r.get<std::uint8_t>();
-      if (page >= s.heap_pages) throw codec::DecodeError("diff request for a page outside the heap");
-      w.put(page);
-      w.put(idx);
-      w.put(whole);
-      if (whole) {
-        w.bytes(std::span(alias_page(page), mem::page_size));
-        register_reader(page, std::uint32_t(src));
-        stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      auto& pg = s.pages[page];
-      if (pg.twin && pg.twin_idx == idx) encode_twin(page);
-      auto it = s.diffs.find(diff_key(page, idx));
-      if (it == s.diffs.end())
-        fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, page, idx);
-      w.bytes(it->second);
-    }
+  for (const auto& it : items) {
+    w.put(it.page);
+    w.put(it.idx);
+    w.put(it.whole);
+    w.bytes(it.data);
+    if (!it.whole) continue;
+    register_reader(it.page, std::uint32_t(src));
+    stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
   }
-  r.expect_end();
-  s.net->send(src, diff_reply, w.buffer());
+  lk.unlock();
+  s.net->send_owned(src, diff_reply, w.take());
 }
 
 std::size_t protocol_bytes() {

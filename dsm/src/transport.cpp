@@ -174,6 +174,7 @@ struct Op {
   int index = -1;                  // buffer index for eager ops
   std::atomic<bool> done{false};   // tx_large_wait
   Buffer owned;
+  std::vector<std::byte> adopted;  // tx_large_owned: a payload taken over instead of copied
   std::size_t len = 0;             // completed length (rx)
   std::uint32_t src = 0;           // rx_large
   std::uint64_t seq = 0;           // rx_large
@@ -268,7 +269,9 @@ struct Transport::Impl {
   void deliver_in_order(std::uint32_t src);
   void dispatch(int src, std::uint16_t type, std::span<const std::byte> payload);
   void reject(const std::string& why);
-  void send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts);
+  // adopt: the payload's own buffer (one part), which the send may keep instead of copying.
+  void send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts,
+            std::vector<std::byte>* adopt = nullptr);
   void post_eager(int dest, std::span<const std::byte> msg);
 };
 
@@ -706,8 +709,8 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
   post("fi_send", [&] { return fi_send(ep.p, buf, msg.size(), nullptr, peers[dest], &tx_ops[slot]); });
 }
 
-void Transport::Impl::send(int dest, std::uint16_t type,
-                           std::span<const std::span<const std::byte>> parts) {
+void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts,
+                           std::vector<std::byte>* adopt) {
   if (dest < 0 || dest >= env.size)
     throw std::invalid_argument("dsm: send to rank " + std::to_string(dest) + " of " + std::to_string(env.size));
   std::size_t total = 0;
@@ -717,8 +720,12 @@ void Transport::Impl::send(int dest, std::uint16_t type,
   traffic.bytes_sent.fetch_add(total, std::memory_order_relaxed);
   if (dest == env.rank) {
     std::vector<std::byte> copy;
-    copy.reserve(total);
-    for (auto p : parts) copy.insert(copy.end(), p.begin(), p.end());
+    if (adopt) {
+      copy = std::move(*adopt);
+    } else {
+      copy.reserve(total);
+      for (auto p : parts) copy.insert(copy.end(), p.begin(), p.end());
+    }
     {
       std::lock_guard lock(self_mu);
       self_queue.emplace_back(type, std::move(copy));
@@ -761,13 +768,18 @@ void Transport::Impl::send(int dest, std::uint16_t type,
       if (on_service || iov.size() > info->tx_attr->iov_limit) {
         auto owned = std::make_unique<Op>();
         owned->kind = on_service ? Op::tx_large_owned : Op::tx_large_wait;
-        owned->owned = buffers.take(total);
-        std::size_t at = 0;
-        for (auto& v : iov) {
-          std::memcpy(owned->owned.get() + at, v.iov_base, v.iov_len);
-          at += v.iov_len;
+        if (adopt && on_service) {  // a reply of megabytes: no copy, no fresh pages for one
+          owned->adopted = std::move(*adopt);
+          iov.assign(1, {owned->adopted.data(), total});
+        } else {
+          owned->owned = buffers.take(total);
+          std::size_t at = 0;
+          for (auto& v : iov) {
+            std::memcpy(owned->owned.get() + at, v.iov_base, v.iov_len);
+            at += v.iov_len;
+          }
+          iov.assign(1, {owned->owned.get(), total});
         }
-        iov.assign(1, {owned->owned.get(), total});
         op = owned.get();
         std::lock_guard ol(owned_mu);
         owned_ops.emplace(op, std::move(owned));
@@ -801,6 +813,10 @@ std::string Transport::provider() const { return impl_->prov; }
 void Transport::send(int dest, std::uint16_t type, std::span<const std::byte> payload) {
   const std::span<const std::byte> parts[] = {payload};
   impl_->send(dest, type, parts);
+}
+void Transport::send_owned(int dest, std::uint16_t type, std::vector<std::byte>&& payload) {
+  const std::span<const std::byte> parts[] = {payload};
+  impl_->send(dest, type, parts, &payload);
 }
 void Transport::sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts) {
   impl_->send(dest, type, parts);

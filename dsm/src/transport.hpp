@@ -51,6 +51,9 @@ class Transport {
   // Thread-safe. Returns when the caller's buffers may be reused. dest == rank() works
   // (delivered through the service thread).
   void send(int dest, std::uint16_t type, std::span<const std::byte> payload);
+  // The same, taking the payload's buffer: a large message sent by a handler then needs no
+  // copy (it is kept until the transfer completes).
+  void send_owned(int dest, std::uint16_t type, std::vector<std::byte>&& payload);
   void sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts);
 
   using Handler = std::function<void(int src, std::uint16_t type, std::span<const std::byte> payload)>;

@@ -93,7 +93,8 @@ int run(const std::string& mode, int argc, char** argv) {
       std::memcpy(&idx, payload.data(), 4);
       if (idx != next_small[src]++) check.fail("rank %d: from %d out of order: %ld\n", me, src, idx);
     } else if (type == t_ping) {
-      if (!app_replies) return net.send(src, t_pong, payload);
+      // A handler builds its reply, as the DSM's do, and hands the buffer over.
+      if (!app_replies) return net.send_owned(src, t_pong, std::vector<std::byte>(payload.begin(), payload.end()));
       ping_size.store(payload.size());
     } else if (type == t_wake) {
       woken.store(true);
@@ -107,7 +108,8 @@ int run(const std::string& mode, int argc, char** argv) {
     for (std::size_t s : sizes)
       for (int k = 1; k <= n; ++k) {
         const int dest = (me + k) % n;
-        net.send(dest, t_data, make_payload(me, dest, s));
+        if (k % 2) net.send_owned(dest, t_data, make_payload(me, dest, s));  // both ways, self included
+        else net.send(dest, t_data, make_payload(me, dest, s));
       }
     for (int i = 0; i < small_count; ++i)
       for (int k = 1; k <= n; ++k) {
