@@ -85,6 +85,10 @@ void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte
 // Pushes a page for this many barriers after each fetch: a reader that stopped reading
 // costs a few stale copies, one that still reads renews with its next fetch.
 constexpr std::uint32_t push_barriers = 64;
+// Only a request for a few whole pages (a halo) registers its reader: a bulk fetch (a block
+// that moved to another rank) is a one-off, and pushing it back at every barrier would
+// copy megabytes for nothing.
+constexpr std::size_t max_halo_pages = 16;
 
 // A held page stays writable for this many barriers after the last loop that opened it, so
 // a time step with many phases (Shallow: nine barriers) does not close and reopen its
@@ -429,6 +433,8 @@ void serve_diff_request(int src, codec::Reader& r) {
     }
     size += 13 + it.data.size();
   }
+  const bool halo = std::count_if(items.begin(), items.end(), [](const Item& it) { return it.whole; }) <=
+                    std::ptrdiff_t(max_halo_pages);
   w.buffer().reserve(size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
@@ -439,7 +445,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.whole);
     w.bytes(it.data);
     if (!it.whole) continue;
-    register_reader(it.page, std::uint32_t(src));
+    if (halo) register_reader(it.page, std::uint32_t(src));
     stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
   }
   lk.unlock();
