@@ -85,6 +85,10 @@ void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte
 // Pushes a page for this many barriers after each fetch: a reader that stopped reading
 // costs a few stale copies, one that still reads renews with its next fetch.
 constexpr std::uint32_t push_barriers = 64;
+// Largest diff of one page (every word changed): 4 bytes per run of 65535 words, a mask
+// byte and 8 data bytes per word.
+constexpr std::size_t max_page_diff = mem::page_size / 8 * 9 + 4;
+
 // Only a request for a few whole pages (a halo) registers its reader: a bulk fetch (a block
 // that moved to another rank) is a one-off, and pushing it back at every barrier would
 // copy megabytes for nothing.
@@ -406,6 +410,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     std::uint32_t page, idx;
     std::uint8_t whole;
     std::span<const std::byte> data;
+    bool from_twin = false;  // encoded from the open twin into the reply
   };
   std::vector<Item> items(n);
   for (auto& it : items) {
@@ -421,11 +426,17 @@ void serve_diff_request(int src, codec::Reader& r) {
   // (a rank's first fetch of its block) would be copied and faulted in several times over.
   std::size_t size = 12;
   for (auto& it : items) {
+    auto& pg = s.pages[it.page];
     if (it.whole) {
       it.data = std::span(alias_page(it.page), mem::page_size);
+    } else if (pg.twin && pg.twin_idx == it.idx) {
+      // The page still holds that interval's end (its next write or invalidation turns the
+      // twin into a stored diff first): encoded straight into the reply, not stored, as a
+      // rank's first fetch of a block it did not initialize would store megabytes of diffs.
+      it.from_twin = true;
+      size += 13 + max_page_diff;
+      continue;
     } else {
-      auto& pg = s.pages[it.page];
-      if (pg.twin && pg.twin_idx == it.idx) encode_twin(it.page);
       auto found = s.diffs.find(diff_key(it.page, it.idx));
       if (found == s.diffs.end())
         fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
@@ -443,6 +454,17 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.page);
     w.put(it.idx);
     w.put(it.whole);
+    if (it.from_twin) {
+      auto& out = w.buffer();
+      const std::size_t at = out.size();
+      w.put<std::uint32_t>(0);
+      const auto n = std::uint32_t(mem::diff_encode(s.pages[it.page].twin.get(), alias_page(it.page), mem::page_size, out));
+      std::memcpy(out.data() + at, &n, sizeof n);
+      auto& c = stats::counters();
+      c.diffs_created.fetch_add(1, std::memory_order_relaxed);
+      c.diff_bytes_created.fetch_add(n, std::memory_order_relaxed);
+      continue;
+    }
     w.bytes(it.data);
     if (!it.whole) continue;
     if (halo) register_reader(it.page, std::uint32_t(src));
