@@ -372,9 +372,12 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
   if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return;
   const long pages = pages_moved(g, m.assign, next, m.n);
-  // Seed 000 (5.6.2): the saving accrues while the system stays as it is; a loop that has
-  // run E times is expected to run about as long again, so count at least E executions.
-  const double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.executions));
+  // Seed 000 (5.6.2): the saving accrues while the system stays as it is; a system that has
+  // stayed as it is for E executions (since the start or the last change) is expected to
+  // stay so about as long again, so count at least E executions. Right after a change that
+  // is little: moving pages again then needs a large saving, which keeps noisy speeds from
+  // swinging the cuts back and forth.
+  const double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
   if (m.opt.cost_benefit && page_s * static_cast<double>(pages) > saving * stable) return;
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages;

@@ -107,11 +107,12 @@ oversubscribed() { (($1 > cores)) && echo 1 || echo 0; }
 
 # --- statistics (the only place that knows the runtime's JSON names) ---
 # stats_rows FILE: one CSV line per rank: rank,user_s,protocol_s,wait_s,msgs,diff_bytes,whole_pages
+# (whole pages sent: fetched by a reader, or pushed to it with a barrier)
 stats_rows() {
   jq -r 'to_entries[] | .key as $k | .value | (.counters // .) as $s | [(.rank // $k),
       ($s.user_seconds // 0), ($s.protocol_seconds // 0),
       (($s.comm_wait_seconds // 0) + ($s.lock_wait_seconds // 0) + ($s.barrier_wait_seconds // 0)),
-      ($s.msgs_sent // 0), ($s.diff_bytes_created // 0), ($s.whole_pages_sent // 0)] | @csv' "$1"
+      ($s.msgs_sent // 0), ($s.diff_bytes_created // 0), (($s.whole_pages_sent // 0) + ($s.pages_pushed // 0))] | @csv' "$1"
 }
 
 # ratio A B: A / B with 3 decimals

@@ -55,6 +55,9 @@ run() {
   # previous, default action, so a real crash still kills the rank with SIGSEGV).
   local common="handle_segv=0:allow_user_segv_handler=1:print_summary=1"
   if [ "$mode" = address ]; then
+    # Time bounds of the tests (a crashed rank brings the job down within seconds) scaled to
+    # the instrumented build's speed: ASan about 2x, TSan 5-10x when two tests share the cores.
+    export DSM_TEST_TIME_SCALE=2
     export ASAN_OPTIONS="$common:detect_leaks=1:log_path=$reports/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
     unset TSAN_OPTIONS DSM_REGION_BASE
@@ -68,6 +71,7 @@ run() {
     # memory in this layout and in LLVM's newer one (0-0x0200'0000'0000), and far from the
     # executable, the libraries and the stacks.
     export DSM_REGION_BASE=0x2000000000
+    export DSM_TEST_TIME_SCALE=4
     # report_signal_unsafe=0: the fault handler does the protocol's work (fetching diffs,
     # allocating) inside SIGSEGV by design. The signal is synchronous, raised only by the
     # application's own access to a protected page, never while the thread is in malloc or

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # expect.sh RC SECONDS REGEX CMD...: runs CMD; passes when its exit status is RC (0) or
-# non-zero (RC=fail), it ended within SECONDS, its output matches REGEX (extended, may be
-# empty), and no process of the job is left behind.
+# non-zero (RC=fail), it ended within SECONDS (times DSM_TEST_TIME_SCALE, an integer set
+# for sanitizer builds), its output matches REGEX (extended, may be empty), and no process
+# of the job is left behind.
 set -u
-want=$1 limit=$2 regex=$3
+want=$1 limit=$(($2 * ${DSM_TEST_TIME_SCALE:-1})) regex=$3
 shift 3
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
