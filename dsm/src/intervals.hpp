@@ -54,6 +54,8 @@ class IntervalLog {
   explicit IntervalLog(std::uint32_t nprocs) : per_(nprocs), base_(nprocs, 0) {}
   // Number of rank p's intervals known (the vector-time entry).
   std::uint32_t known(std::uint32_t p) const { return base_[p] + std::uint32_t(per_[p].size()); }
+  // Index of rank p's oldest interval still kept (earlier ones went with garbage collection).
+  std::uint32_t first(std::uint32_t p) const { return base_[p]; }
   mem::VectorTime vector_time() const;
   const Interval& get(std::uint32_t p, std::uint32_t idx) const { return per_[p][idx - base_[p]]; }
   // Adds `in` if it is the next of its creator; returns false if already known. A gap

@@ -56,7 +56,8 @@ std::vector<Notice> needed_changes(std::uint32_t page) {
         fatal("page %u written without twins by ranks %u and %u concurrently (an exclusive-write promise was broken)",
               page, w.proc, o.proc);
     std::uint32_t me = std::uint32_t(s.me);
-    for (std::uint32_t k = s.log.get(w.proc, w.idx).vt[me]; k < s.log.known(me); ++k)
+    // Own intervals dropped by garbage collection are in every copy already.
+    for (std::uint32_t k = std::max(s.log.get(w.proc, w.idx).vt[me], s.log.first(me)); k < s.log.known(me); ++k)
       for (const PageRun& run : s.log.get(me, k).runs)
         if (page >= run.first && page - run.first < run.count) {
           if (run.whole) fatal("page %u written without twins by ranks %u and %d concurrently", page, w.proc, s.me);
@@ -491,7 +492,10 @@ void garbage_collect() {
   make_valid(std::move(all));
   barrier_with(0, true);
   std::lock_guard lk(s.mu);
-  for (auto& pg : s.pages) pg.twin.reset();
+  for (auto& pg : s.pages) {
+    if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
+    pg.twin.reset();
+  }
   s.diffs.clear();
   s.diff_bytes = 0;
   s.log.clear();
