@@ -96,6 +96,12 @@ void IntervalLog::clear() {
   bytes_ = 0;
 }
 
+bool written_whole(const Interval& in, std::uint32_t page) {
+  for (const PageRun& run : in.runs)
+    if (run.whole && page >= run.first && page - run.first < run.count) return true;
+  return false;
+}
+
 bool happened_before(const IntervalLog& log, const Notice& a, const Notice& b) {
   if (a.proc == b.proc) return a.idx < b.idx;
   return log.get(b.proc, b.idx).vt[a.proc] > a.idx;

@@ -75,6 +75,9 @@ class IntervalLog {
   std::size_t bytes_ = 0;
 };
 
+// True when `in` announces `page` as a whole page (written without a twin).
+bool written_whole(const Interval& in, std::uint32_t page);
+
 // True when notice a's interval happened before notice b's.
 bool happened_before(const IntervalLog& log, const Notice& a, const Notice& b);
 

@@ -29,16 +29,20 @@ void protect(std::vector<std::uint32_t>& pages, mem::Prot prot) {
 }
 
 // Turns the twin of a closed interval into that interval's diff. Called with mu held.
-void encode_twin(std::uint32_t page) {
-  auto& s = state();
-  auto& pg = s.pages[page];
-  auto& out = s.diffs[diff_key(page, pg.twin_idx)];
-  std::size_t n = mem::diff_encode(pg.twin.get(), alias_page(page), mem::page_size, out);
-  s.diff_bytes += n;
-  pg.twin.reset();
+// Appends the diff of the page against its twin to `out`; returns its size.
+std::size_t encode_diff(std::uint32_t page, std::vector<std::byte>& out) {
+  std::size_t n = mem::diff_encode(state().pages[page].twin.get(), alias_page(page), mem::page_size, out);
   auto& c = stats::counters();
   c.diffs_created.fetch_add(1, std::memory_order_relaxed);
   c.diff_bytes_created.fetch_add(n, std::memory_order_relaxed);
+  return n;
+}
+
+void encode_twin(std::uint32_t page) {
+  auto& s = state();
+  auto& pg = s.pages[page];
+  s.diff_bytes += encode_diff(page, s.diffs[diff_key(page, pg.twin_idx)]);
+  pg.twin.reset();
 }
 
 // The changes a page still needs, in application order. With a whole page among them,
@@ -184,7 +188,6 @@ void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) 
 void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& s = state();
   std::vector<std::uint32_t> invalidated, revalidated;
-  std::vector<const Push*> pushed;
   std::lock_guard lk(s.mu);
   for (auto& interval : in) {
     std::uint32_t proc = interval.proc, idx = interval.idx;
@@ -219,22 +222,16 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   // no later change from a third rank).
   for (const Push& p : pushes) {
     auto& pg = s.pages[p.page];
-    if (pg.valid || pg.pending.size() != 1 || pg.pending[0].proc != p.proc || pg.pending[0].idx != p.idx ||
-        !pg.pending[0].whole)
-      continue;
+    if (pg.valid) continue;
     auto need = needed_changes(p.page);
-    if (need.size() != 1) continue;
+    if (need.size() != 1 || need[0].proc != p.proc || need[0].idx != p.idx || !need[0].whole) continue;
     apply_change(p.page, need[0], p.data);
     pg.pending.clear();
     pg.valid = true;
-    pushed.push_back(&p);
+    // Invalid before this merge: closed to the application, to be opened for reading again.
+    if (pg.prot == mem::Prot::none) revalidated.push_back(p.page);
   }
-  if (!pushed.empty()) {
-    std::sort(invalidated.begin(), invalidated.end());
-    for (const Push* p : pushed)
-      if (!std::binary_search(invalidated.begin(), invalidated.end(), p->page)) revalidated.push_back(p->page);
-    std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
-  }
+  std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
   protect(invalidated, mem::Prot::none);
   protect(revalidated, mem::Prot::read);
 }
@@ -242,15 +239,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
 void encode_pushes(codec::Writer& w, const Interval* newest) {
   auto& s = state();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;  // (reader, page)
-  auto whole_in_newest = [&](std::uint32_t page) {
-    for (const PageRun& run : newest->runs)
-      if (run.whole && page >= run.first && page - run.first < run.count) return true;
-    return false;
-  };
   if (newest)
     for (std::uint32_t page : s.read_pages) {
       auto& readers = s.pages[page].readers;
-      if (!whole_in_newest(page)) continue;
+      if (!written_whole(*newest, page)) continue;
       for (auto& r : readers) out.push_back({r.rank, page});
       for (auto& r : readers) --r.left;
       std::erase_if(readers, [](const Page::Reader& r) { return r.left == 0; });
@@ -459,11 +451,8 @@ void serve_diff_request(int src, codec::Reader& r) {
       auto& out = w.buffer();
       const std::size_t at = out.size();
       w.put<std::uint32_t>(0);
-      const auto n = std::uint32_t(mem::diff_encode(s.pages[it.page].twin.get(), alias_page(it.page), mem::page_size, out));
+      const auto n = std::uint32_t(encode_diff(it.page, out));
       std::memcpy(out.data() + at, &n, sizeof n);
-      auto& c = stats::counters();
-      c.diffs_created.fetch_add(1, std::memory_order_relaxed);
-      c.diff_bytes_created.fetch_add(n, std::memory_order_relaxed);
       continue;
     }
     w.bytes(it.data);

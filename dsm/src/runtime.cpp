@@ -257,13 +257,7 @@ void own(int owner, const void* addr, std::size_t bytes) {
   if (s.nprocs == 1) return;
   auto [inner_first, inner_last] = inner_pages(addr, bytes);
   proto::claim(owner, inner_first, inner_last, true);
-  if (owner != s.me) return;
-  auto [first, last] = heap_pages_of(addr, bytes);  // the owner opens its partial pages too
-  stats::Timer timer(stats::counters().protocol_ns);
-  std::vector<std::uint32_t> pages;
-  for (std::uint32_t p = first; p < last; ++p) pages.push_back(p);
-  proto::make_valid(pages);
-  proto::open_for_write(pages, false);
+  if (owner == s.me) prefetch(addr, bytes, Mode::write);  // opens its partial pages too
 }
 
 double wtime() { return stats::now_ns() * 1e-9; }

@@ -78,14 +78,8 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
     push.page = r.get<std::uint32_t>();
     push.data = r.bytes();
     // A push is a whole page of the sender's newest interval, for another rank.
-    auto whole_in_newest = [&] {
-      if (list.empty()) return false;
-      for (const PageRun& run : list.back().runs)
-        if (run.whole && push.page >= run.first && push.page - run.first < run.count) return true;
-      return false;
-    };
     if (reader >= std::uint32_t(s.nprocs) || reader == std::uint32_t(src) || push.data.size() != mem::page_size ||
-        !whole_in_newest())
+        list.empty() || !written_whole(list.back(), push.page))
       throw codec::DecodeError("barrier arrival with a malformed page push");
     push.proc = std::uint32_t(src);
     push.idx = list.back().idx;
