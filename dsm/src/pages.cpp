@@ -105,6 +105,10 @@ constexpr std::size_t max_halo_pages = 16;
 // announced whole at those barriers.
 constexpr std::uint64_t hold_barriers = 16;
 
+// At most this many pages are kept open (see Page::kept): each costs a page comparison at
+// every interval end, written or not.
+constexpr std::size_t max_kept = 64;
+
 void register_reader(std::uint32_t page, std::uint32_t rank) {
   auto& readers = state().pages[page].readers;
   for (auto& r : readers)
@@ -129,19 +133,54 @@ void close_interval(bool at_barrier) {
     s.dirty.push_back(p);
   }
   if (s.dirty.empty()) return;
-  // The pages opened in this interval, then the held ones (in page order since the last
-  // barrier): two sorted parts to merge, not thousands of pages to sort.
+  // The kept and opened pages of this interval, then the held ones (in page order since
+  // the last barrier): two sorted parts to merge, not thousands of pages to sort.
   const auto mid = s.dirty.begin() + std::ptrdiff_t(opened);
   if (!std::is_sorted(s.dirty.begin(), mid)) std::sort(s.dirty.begin(), mid);
   if (!std::is_sorted(mid, s.dirty.end())) std::sort(mid, s.dirty.end());
   std::inplace_merge(s.dirty.begin(), mid, s.dirty.end());
+  // A kept page closed by another rank's change and opened again is listed twice.
+  s.dirty.erase(std::unique(s.dirty.begin(), s.dirty.end()), s.dirty.end());
+  std::vector<std::uint32_t> written, read_only, still_held, kept;
   std::vector<std::uint8_t> whole;
+  written.reserve(s.dirty.size());
   whole.reserve(s.dirty.size());
-  std::vector<std::uint32_t> read_only, still_held;
+  std::uint64_t twins = 0;
+  std::unique_lock lk(s.mu);
+  const std::uint32_t idx = s.log.known(std::uint32_t(s.me));
   for (auto p : s.dirty) {
     auto& pg = s.pages[p];
+    if (!pg.dirty) continue;  // a kept page that another rank's change closed
+    const bool rewritten = pg.written_epoch != ~0ull && s.epoch - pg.written_epoch <= 2;
+    if (!pg.dirty_whole && kept.size() < max_kept && (pg.kept || (at_barrier && rewritten))) {
+      if (!pg.kept) pg.idle = 0;
+      const bool changed = std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) != 0;
+      if (changed) {
+        s.diff_bytes += encode_diff(p, s.diffs[diff_key(p, idx)]);
+        std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
+        ++twins;
+        pg.idle = 0;
+        pg.last_writer = s.me;
+        if (at_barrier) pg.written_epoch = s.epoch;
+        written.push_back(p);
+        whole.push_back(0);
+      } else {
+        ++pg.idle;
+      }
+      if (pg.idle < hold_barriers) {
+        pg.kept = true;
+        kept.push_back(p);
+        continue;
+      }
+      pg.twin.reset();  // unchanged for long: closed, its next write faults
+      pg.kept = pg.dirty = false;
+      read_only.push_back(p);
+      continue;
+    }
+    written.push_back(p);
     whole.push_back(pg.dirty_whole);
-    pg.dirty = pg.dirty_whole = false;
+    if (!pg.dirty_whole && at_barrier) pg.written_epoch = s.epoch;
+    pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
     if (pg.held && at_barrier && !pg.hold_ends && s.epoch - pg.held_epoch < hold_barriers) {
       still_held.push_back(p);
@@ -150,20 +189,22 @@ void close_interval(bool at_barrier) {
     pg.held = pg.hold_ends = false;
     read_only.push_back(p);
   }
-  {
-    std::lock_guard lk(s.mu);
+  if (!written.empty()) {
     Interval in;
     in.proc = std::uint32_t(s.me);
-    in.idx = s.log.known(in.proc);
+    in.idx = idx;
     in.vt = s.log.vector_time();
     in.vt[in.proc] = in.idx + 1;
-    in.runs = to_runs(s.dirty, whole);
+    in.runs = to_runs(written, whole);
     s.log.add(std::move(in));
   }
+  for (auto p : kept) s.pages[p].twin_idx = s.log.known(std::uint32_t(s.me));  // the open interval's
+  lk.unlock();
+  stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
   // Written pages stay valid; the next write opens a new interval's twin.
   protect(read_only, mem::Prot::read);
   s.held = std::move(still_held);
-  s.dirty.clear();
+  s.dirty = std::move(kept);
 }
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
@@ -198,7 +239,12 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     for (const PageRun& run : runs)
       for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
         auto& pg = s.pages[page];
-        if (pg.twin) encode_twin(page);  // our own changes must survive as a diff
+        if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
+          pg.twin.reset();
+          pg.kept = pg.dirty = false;
+        } else if (pg.twin) {
+          encode_twin(page);  // our own changes must survive as a diff
+        }
         Notice n{proc, idx, run.whole != 0};
         if (n.whole && !pg.valid && pg.pending.size() == 1 && pg.pending[0].proc == proc) {
           pg.pending[0] = n;  // a held page's newer copy replaces the older: the common case
@@ -228,8 +274,9 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     apply_change(p.page, need[0], p.data);
     pg.pending.clear();
     pg.valid = true;
-    // Invalid before this merge: closed to the application, to be opened for reading again.
-    if (pg.prot == mem::Prot::none) revalidated.push_back(p.page);
+    // Closed before this merge, or writable (kept open until this merge closed it): opened
+    // for reading only.
+    if (pg.prot != mem::Prot::read) revalidated.push_back(p.page);
   }
   std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
   protect(invalidated, mem::Prot::none);
@@ -352,19 +399,28 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
     std::uint32_t open_idx = s.log.known(std::uint32_t(s.me));
     for (auto page : pages) {
       auto& pg = s.pages[page];
-      if (pg.dirty) continue;
+      const bool claimed = pg.claim_epoch == s.epoch && pg.claim_owner == s.me;
+      // A kept page now written whole needs its twin no more: the whole page carries every
+      // write of the open interval.
+      const bool kept_to_whole = pg.kept && (whole || claimed);
+      if (pg.dirty && !kept_to_whole) continue;
       if (pg.held) {  // already writable, and announced whole at every interval end
         pg.held_epoch = s.epoch;
         continue;
       }
-      if (pg.twin) encode_twin(page);  // the twin of a closed interval becomes its diff
-      bool claimed = pg.claim_epoch == s.epoch && pg.claim_owner == s.me;
+      if (kept_to_whole) {
+        pg.twin.reset();
+        pg.kept = false;
+      } else if (pg.twin) {
+        encode_twin(page);  // the twin of a closed interval becomes its diff
+      }
       pg.dirty_whole = whole || claimed;
       if (claimed && pg.holder == s.me) {
         pg.held = true;
         pg.held_epoch = s.epoch;
         s.held.push_back(page);
       }
+      if (kept_to_whole) continue;  // writable and listed as dirty already
       if (!pg.dirty_whole) {
         pg.twin.reset(new std::byte[mem::page_size]);
         std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
@@ -483,7 +539,7 @@ void garbage_collect() {
   std::lock_guard lk(s.mu);
   for (auto& pg : s.pages) {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
-    pg.twin.reset();
+    if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start
   }
   s.diffs.clear();
   s.diff_bytes = 0;

@@ -71,6 +71,15 @@ struct Page {
     std::uint32_t left;
   };
   std::vector<Reader> readers;
+  // Kept open: a twinned page this rank writes barrier after barrier keeps its write access
+  // and a twin across interval ends. Each end diffs it against the twin at once and takes
+  // a fresh twin (a few microseconds); an unchanged page goes unannounced. The page would
+  // otherwise be closed at every end and opened again by a fault or a prefetch: two
+  // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
+  // twin belongs to the open interval.
+  bool kept = false;
+  std::uint32_t idle = 0;               // interval ends a kept page went unchanged
+  std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
 };
 
 // A page pushed with a barrier: its contents at the end of interval `idx` of rank `proc`.

@@ -259,6 +259,54 @@ void boundary(int phases) {
   }
 }
 
+// Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
+// each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
+// longer than a kept page waits, close them); every rank increments a counter in page 0
+// under a lock (interval ends that are not barriers). Pages 2-3 go in cycles of 12 phases:
+// one rank owns them and writes them whole (the others read them whole and get them pushed
+// from then on), nobody writes them for eight phases (the holding lapses), everybody writes
+// its words in two (kept) and leaves them in the last (kept unchanged when the next owner's
+// whole pages and pushes arrive). All read all after each barrier.
+void kept(int phases) {
+  const long words_per_page = 4096 / 8, pages = 4, n = pages * words_per_page, half = 2 * words_per_page;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n, 0);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  std::mt19937 rng(11);
+  int idle_until = 0;
+  // Each word of [from, to) by the rank writer(w), most of them (some left alone).
+  auto write = [&](long from, long to, int phase, auto writer) {
+    for (long w = from; w < to; ++w) {
+      if (rng() % 8 == 0) continue;
+      const std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+      if (writer(w) == me) sh[w] = v;
+      model[w] = v;
+    }
+  };
+  for (int phase = 1; phase <= phases; ++phase) {
+    if (phase % 23 == 0) idle_until = phase + 18;
+    if (phase > idle_until) write(1, half, phase, [&](long w) { return int(w / words_per_page % P); });
+    if (phase % 12 == 0) {
+      const int owner = int(rng() % P);
+      dsm::own(owner, sh + half, 2 * 4096);
+      for (long w = half; w < n; ++w) {
+        const std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w) | 1u << 31;
+        if (owner == me) sh[w] = v;
+        model[w] = v;
+      }
+    } else if (phase % 12 == 9 || phase % 12 == 10) {
+      write(half, n, phase, [&](long w) { return int(w % P); });
+    }
+    dsm::lock_acquire(3);
+    sh[0] += 1;
+    dsm::lock_release(3);
+    model[0] += std::uint64_t(P);
+    dsm::barrier();
+    for (long w = 0; w < n; ++w) expect(sh[w] == model[w], "kept", w, long(sh[w]), long(model[w]));
+    dsm::barrier();
+  }
+}
+
 }  // namespace
 
 // Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
@@ -297,6 +345,8 @@ int main(int argc, char** argv) {
     dsm::barrier();
     if (dsm::rank() == 2) std::printf("read %llu\n", (unsigned long long)sh[0]);  // must not silently pick one
     dsm::barrier();
+  } else if (mode == "kept") {
+    kept(120);
   } else if (mode == "boundary") {
     boundary(60);
   } else if (mode == "own_bad_rank") {
