@@ -263,6 +263,7 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.observed = 0;
   m.streak = 0;
   m.skip = 1;
+  m.declined.clear();
 }
 
 void reset_window(SiteModel& m) {
@@ -348,29 +349,46 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
   // An imbalance counts without a proposal, which (a scan of the pages) is made only when
   // it could be acted on.
+  const std::vector<double> power = normalized(speed);
+  auto declined_before = [&] {
+    if (m.declined.size() != power.size() || m.observed >= 2 * m.declined_at) return false;
+    for (std::size_t r = 0; r < power.size(); ++r)
+      if (std::abs(power[r] - m.declined[r]) > 0.5 * m.opt.threshold * m.declined[r]) return false;
+    return true;
+  };
+  auto decline = [&] {
+    m.declined = power;
+    m.declined_at = std::max(m.observed, 1);
+  };
   std::optional<Assignment> proposed;
   bool page_gain = false;
   if (imbalanced) {
     ++m.streak;
   } else {
+    if (declined_before()) {
+      m.streak = 0;
+      return;
+    }
     proposed = propose(m, prof, speed, g, page_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
+    if (!page_gain) decline();
   }
   if (m.streak < persist || m.observed < enough) return;
   if (!proposed) {
+    if (declined_before()) return;
     proposed = propose(m, prof, speed, g, page_s, recurring);
     page_gain = gains_pages(*proposed);
   }
   Assignment next = std::move(*proposed);
-  if (next == m.assign) return;
+  if (next == m.assign) return decline();
   const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
                         execution_cost(next, prof, speed, g, page_s, recurring, m.n);
-  if (saving <= 0) return;
+  if (saving <= 0) return decline();
   double largest = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r)
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
-  if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return;
+  if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return decline();
   const long pages = pages_moved(g, m.assign, next, m.n);
   // Seed 000 (5.6.2): the saving accrues while the system stays as it is; a system that has
   // stayed as it is for E executions (since the start or the last change) is expected to
@@ -378,7 +396,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // is little: moving pages again then needs a large saving, which keeps noisy speeds from
   // swinging the cuts back and forth.
   const double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
-  if (m.opt.cost_benefit && page_s * static_cast<double>(pages) > saving * stable) return;
+  if (m.opt.cost_benefit && page_s * static_cast<double>(pages) > saving * stable) return decline();
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages;
   ++m.redistributions;
@@ -386,6 +404,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   m.observed = 0;
   m.streak = 0;
   m.skip = 1;
+  m.declined.clear();
   reset_window(m);
 }
 

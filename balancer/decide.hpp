@@ -33,6 +33,12 @@ struct SiteModel {
   int observed = 0;  // usable executions since the start or the last change
   int streak = 0;    // consecutive usable executions that found the ranks out of balance
   int skip = 1;      // executions still to discard (cold pages after a start or a change)
+  // Powers at the last proposal that changed nothing (the same spans, too small a move, or
+  // not worth its pages) and `observed` then: the same powers give the same proposal, so
+  // none is made (a scan of the loop's pages) until they move by more than half the
+  // threshold or `observed` doubles (the cost/benefit check counts on it).
+  std::vector<double> declined;
+  int declined_at = 0;
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
