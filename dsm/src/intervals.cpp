@@ -16,6 +16,21 @@ std::vector<PageRun> to_runs(std::span<const std::uint32_t> pages, std::span<con
   return runs;
 }
 
+std::vector<PageRun> merge_runs(std::span<const PageRun> a, std::span<const PageRun> b) {
+  std::vector<PageRun> out;
+  out.reserve(a.size() + b.size());
+  auto add = [&](const PageRun& r) {
+    if (!out.empty() && out.back().first + out.back().count == r.first && out.back().whole == r.whole)
+      out.back().count += r.count;
+    else
+      out.push_back(r);
+  };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size())
+    add(j == b.size() || (i < a.size() && a[i].first < b[j].first) ? a[i++] : b[j++]);
+  return out;
+}
+
 void encode(codec::Writer& w, const Interval& in) {
   w.put(in.proc);
   w.put(in.idx);

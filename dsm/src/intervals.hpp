@@ -40,6 +40,9 @@ struct Notice {
 // Sorted distinct pages, each with its whole flag, into maximal runs.
 std::vector<PageRun> to_runs(std::span<const std::uint32_t> pages, std::span<const std::uint8_t> whole);
 
+// Two run lists, each sorted with no page in both, as one sorted list of maximal runs.
+std::vector<PageRun> merge_runs(std::span<const PageRun> a, std::span<const PageRun> b);
+
 void encode(codec::Writer& w, const Interval& in);
 // Validates against the job size and the number of allocated pages (DecodeError).
 Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages);

@@ -105,6 +105,18 @@ constexpr std::size_t max_halo_pages = 16;
 // announced whole at those barriers.
 constexpr std::uint64_t hold_barriers = 16;
 
+// Holds that lapsed (hold_barriers) end at the first walk of the held pages after that; a
+// walk comes at least this often.
+constexpr std::uint64_t held_walk_barriers = 4;
+
+// No page is held any more: stale entries go.
+void forget_holds() {
+  auto& s = state();
+  s.held.clear();
+  s.held_runs.clear();
+  s.held_changed = false;
+}
+
 // At most this many pages are kept open (see Page::kept): each costs a page comparison at
 // every interval end, written or not.
 constexpr std::size_t max_kept = 64;
@@ -124,15 +136,24 @@ void register_reader(std::uint32_t page, std::uint32_t rank) {
 
 void close_interval(bool at_barrier) {
   auto& s = state();
+  // Held pages are walked (a page at a time, 10-30 us for thousands) only when a hold began,
+  // ended or was lost since the last walk, at other interval ends than barriers, and every
+  // few barriers for the holds that lapsed; in between they are announced from the runs the
+  // last walk left.
+  const bool walk = !at_barrier || s.held_changed || s.epoch >= s.held_walk_due;
   // A held page may have been written without a fault: it counts as written, whole.
   const std::size_t opened = s.dirty.size();
-  for (auto p : s.held) {
-    auto& pg = s.pages[p];
-    if (!pg.held || pg.dirty) continue;
-    pg.dirty = pg.dirty_whole = true;
-    s.dirty.push_back(p);
+  if (walk)
+    for (auto p : s.held) {
+      auto& pg = s.pages[p];
+      if (!pg.held || pg.dirty) continue;
+      pg.dirty = pg.dirty_whole = true;
+      s.dirty.push_back(p);
+    }
+  if (s.dirty.empty() && (walk || s.held_runs.empty())) {
+    if (walk) forget_holds();
+    return;
   }
-  if (s.dirty.empty()) return;
   // The kept and opened pages of this interval, then the held ones (in page order since
   // the last barrier): two sorted parts to merge, not thousands of pages to sort.
   const auto mid = s.dirty.begin() + std::ptrdiff_t(opened);
@@ -189,13 +210,15 @@ void close_interval(bool at_barrier) {
     pg.held = pg.hold_ends = false;
     read_only.push_back(p);
   }
-  if (!written.empty()) {
+  std::vector<PageRun> runs = to_runs(written, whole);
+  if (!walk) runs = merge_runs(runs, s.held_runs);
+  if (!runs.empty()) {
     Interval in;
     in.proc = std::uint32_t(s.me);
     in.idx = idx;
     in.vt = s.log.vector_time();
     in.vt[in.proc] = in.idx + 1;
-    in.runs = to_runs(written, whole);
+    in.runs = std::move(runs);
     s.log.add(std::move(in));
   }
   for (auto p : kept) s.pages[p].twin_idx = s.log.known(std::uint32_t(s.me));  // the open interval's
@@ -203,8 +226,12 @@ void close_interval(bool at_barrier) {
   stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
   // Written pages stay valid; the next write opens a new interval's twin.
   protect(read_only, mem::Prot::read);
-  s.held = std::move(still_held);
   s.dirty = std::move(kept);
+  if (!walk) return;
+  s.held = std::move(still_held);
+  s.held_runs = to_runs(s.held, std::vector<std::uint8_t>(s.held.size(), 1));
+  s.held_changed = false;
+  s.held_walk_due = s.epoch + held_walk_barriers;
 }
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
@@ -214,7 +241,7 @@ void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) 
     bool fresh = pg.claim_epoch != s.epoch;
     bool taken = fresh ? pg.holder >= 0 && pg.holder != owner : pg.claim_owner != owner;
     if (taken) {  // two owners: nobody writes it whole this epoch, and holding ends
-      if (pg.holder == s.me) pg.hold_ends = true;
+      if (pg.holder == s.me) pg.hold_ends = s.held_changed = true;
       pg.holder = -1;
       pg.claim_epoch = s.epoch;
       pg.claim_owner = -2;
@@ -257,6 +284,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
           });
         pg.pending.push_back(n);
         pg.last_writer = std::int32_t(proc);
+        if (pg.held) s.held_changed = true;
         pg.held = false;
         if (pg.valid) {
           pg.valid = false;
@@ -419,6 +447,7 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
         pg.held = true;
         pg.held_epoch = s.epoch;
         s.held.push_back(page);
+        s.held_changed = true;
       }
       if (kept_to_whole) continue;  // writable and listed as dirty already
       if (!pg.dirty_whole) {

@@ -140,6 +140,9 @@ struct State {
   IntervalLog log{1};
   std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
   std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
+  std::vector<PageRun> held_runs;    // `held` as the last walk of it left it (close_interval)
+  bool held_changed = false;         // a hold began, ends or was lost since that walk
+  std::uint64_t held_walk_due = 0;   // barrier epoch of the next walk at the latest
   std::vector<std::uint32_t> read_pages;  // pages with readers to push to (under mu)
   std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
   std::size_t diff_bytes = 0;

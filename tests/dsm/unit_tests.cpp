@@ -3,8 +3,10 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <random>
 
@@ -33,6 +35,32 @@ TEST_CASE("pages become maximal runs split by the whole flag") {
   CHECK(runs[2].first == 7);
   CHECK(runs[2].count == 2);
   CHECK(runs[3].first == 9);
+}
+
+TEST_CASE("two disjoint run lists merge into the runs of all their pages") {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::uint32_t> pa, pb;
+    std::vector<std::uint8_t> wa, wb, whole_of(300, 0);
+    for (std::uint32_t p = 0; p < 300; ++p) {
+      const auto pick = rng() % 3;
+      whole_of[p] = std::uint8_t(rng() % 4 == 0);
+      if (pick == 1) pa.push_back(p), wa.push_back(whole_of[p]);
+      if (pick == 2) pb.push_back(p), wb.push_back(whole_of[p]);
+    }
+    std::vector<std::uint32_t> all;
+    std::vector<std::uint8_t> wall;
+    std::merge(pa.begin(), pa.end(), pb.begin(), pb.end(), std::back_inserter(all));
+    for (auto p : all) wall.push_back(whole_of[p]);
+    const auto merged = merge_runs(to_runs(pa, wa), to_runs(pb, wb));
+    const auto want = to_runs(all, wall);
+    REQUIRE(merged.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK(merged[i].first == want[i].first);
+      CHECK(merged[i].count == want[i].count);
+      CHECK(merged[i].whole == want[i].whole);
+    }
+  }
 }
 
 TEST_CASE("the log accepts intervals in order, ignores repeats and rejects gaps") {
