@@ -582,6 +582,8 @@ std::vector<std::byte> wait_inbox() {
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
   if (polling) s.net->set_polling(true);
+  s.net->set_waiting(true);
+  s.net->poll();  // lazy messages that came while this thread was busy
   for (std::uint64_t seen = ~0ull;;) {
     // The mutex only when something arrived: a poller holding it would make the service
     // thread that posts the reply sleep on it.
@@ -589,6 +591,7 @@ std::vector<std::byte> wait_inbox() {
       seen = s.arrived.value();  // post_inbox notifies after it queued under mu
       std::lock_guard lk(s.mu);
       if (!s.inbox.empty()) {
+        s.net->set_waiting(false);
         if (polling) s.net->set_polling(false);
         auto m = std::move(s.inbox.front());
         s.inbox.erase(s.inbox.begin());

@@ -187,7 +187,7 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
     // Polling from before the send: the manager's own arrival (a message to itself) and the
     // others' are then taken by this thread, not by a service thread woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
-    s.net->send(0, barrier_arrive, w.buffer());
+    s.net->send_lazy(0, barrier_arrive, w.buffer());
     auto reply = wait_inbox();
     std::uint8_t gc = 0, mismatch = 0;
     try {

@@ -87,6 +87,9 @@ struct alignas(64) Bell {
   // An application thread of this rank is polling (Transport::set_polling): it will see the
   // message, so waking the service thread would only cost two context switches.
   std::atomic<std::uint32_t> polling{0};
+  // An application thread of this rank waits for a message (Transport::set_waiting):
+  // messages sent with send_lazy wake it; otherwise they wait for its next wait.
+  std::atomic<std::uint32_t> waiting{0};
 };
 
 // libinfinipath (loaded with libfabric for the psm provider) installs crash handlers at load
@@ -271,7 +274,7 @@ struct Transport::Impl {
   void reject(const std::string& why);
   // adopt: the payload's own buffer (one part), which the send may keep instead of copying.
   void send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts,
-            std::vector<std::byte>* adopt = nullptr);
+            std::vector<std::byte>* adopt = nullptr, bool lazy = false);
   void post_eager(int dest, std::span<const std::byte> msg);
 };
 
@@ -710,7 +713,7 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
 }
 
 void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts,
-                           std::vector<std::byte>* adopt) {
+                           std::vector<std::byte>* adopt, bool lazy) {
   if (dest < 0 || dest >= env.size)
     throw std::invalid_argument("dsm: send to rank " + std::to_string(dest) + " of " + std::to_string(env.size));
   std::size_t total = 0;
@@ -790,7 +793,10 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
       if (!on_service) wait_for = op;
     }
   }
-  wake(dest);
+  // Lazy: the message is in the receiver's queue before its waiting flag is read, and the
+  // receiver polls after raising the flag (set_waiting), so one of the two sees the other.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!lazy || !bell_mode || bells[dest].waiting.load(std::memory_order_seq_cst)) wake(dest);
   if (!wait_for) return;
   int round = 0;
   while (!wait_for->done.load(std::memory_order_acquire)) {
@@ -821,6 +827,10 @@ void Transport::send_owned(int dest, std::uint16_t type, std::vector<std::byte>&
 void Transport::sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts) {
   impl_->send(dest, type, parts);
 }
+void Transport::send_lazy(int dest, std::uint16_t type, std::span<const std::byte> payload) {
+  const std::span<const std::byte> parts[] = {payload};
+  impl_->send(dest, type, parts, nullptr, true);
+}
 
 void Transport::start(Handler handler) {
   if (impl_->service.joinable()) throw std::logic_error("dsm: Transport::start called twice");
@@ -839,6 +849,11 @@ void remove_job_segments(const std::string& token) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
     if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
+}
+
+void Transport::set_waiting(bool on) {
+  Impl& m = *impl_;
+  if (m.bell_mode) m.bells[m.env.rank].waiting.store(on, std::memory_order_seq_cst);
 }
 
 void Transport::set_polling(bool on) {

@@ -55,6 +55,11 @@ class Transport {
   // copy (it is kept until the transfer completes).
   void send_owned(int dest, std::uint16_t type, std::vector<std::byte>&& payload);
   void sendv(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts);
+  // The same, for a message only a waiting application thread needs (a barrier arrival at
+  // the manager): on shm it wakes nobody unless the destination's application thread waits
+  // (set_waiting); otherwise that thread finds it when it next waits and polls. A busy
+  // receiver then loses no time to a service thread woken on its core.
+  void send_lazy(int dest, std::uint16_t type, std::span<const std::byte> payload);
 
   using Handler = std::function<void(int src, std::uint16_t type, std::span<const std::byte> payload)>;
   // Starts the service thread: handler runs on it for every valid message, per source in
@@ -72,6 +77,10 @@ class Transport {
   // so nothing wakes the service thread meanwhile. After set_polling(false), call poll() once more before sleeping: what arrived
   // while the flag was up is only seen by polling.
   void set_polling(bool on);
+  // Tells senders of lazy messages that an application thread of this rank waits for a
+  // message. After set_waiting(true), call poll() before sleeping: a lazy message that came
+  // before the flag rang no bell.
+  void set_waiting(bool on);
   const Traffic& counters() const;
 
   struct Impl;
