@@ -173,6 +173,38 @@ int run(const std::string& mode, int argc, char** argv) {
       if (read(fd, &c, 1) != 0) check.fail("rank %d: rogue connection was not refused %d %ld\n", me, 0, 0);
       close(fd);
     }
+  } else if (mode == "lazy") {
+    // Lazy messages (Transport::send_lazy) reach a receiver that was busy when they came as
+    // soon as it waits, and wake one that sleeps waiting: 200 rounds in which rank 1 sends
+    // one to a sleeping rank 0 and waits for its answer take a second at most only if each
+    // wakes rank 0 (its service thread would find them only every 200 ms).
+    constexpr int count = 200, rounds = 200;
+    auto wait_for = [&](std::uint64_t want) {  // asleep, not polling, as a DSM wait ends up
+      net.set_waiting(true);
+      net.poll();
+      while (arrived.value() < want) arrived.wait_until(want);
+      net.set_waiting(false);
+    };
+    if (me == 0) {
+      boot.allgather({});
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // busy: not waiting
+      const std::uint64_t base = std::uint64_t(count) * (n - 1);
+      wait_for(base);
+      boot.allgather({});
+      for (int k = 1; k <= rounds; ++k) {
+        wait_for(base + k);
+        net.send(1, t_pong, {});
+      }
+    } else {
+      boot.allgather({});
+      for (std::int32_t i = 0; i < count; ++i) net.send_lazy(0, t_seq, std::as_bytes(std::span(&i, 1)));
+      boot.allgather({});
+      for (std::uint64_t k = 1; me == 1 && k <= rounds; ++k) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));  // rank 0 falls asleep
+        net.send_lazy(0, t_wake, {});
+        while (arrived.value() < k) arrived.wait_until(k);
+      }
+    }
   } else if (mode == "pingpong" || mode == "pingpong-app") {
     // Benchmark: one-way latency (half round trip) and bandwidth per size. Both sides poll
     // the transport while they wait, as a waiting DSM rank does (DSM_POLL_US) and as
