@@ -50,7 +50,7 @@ void encode_twin(std::uint32_t page) {
 std::vector<Notice> needed_changes(std::uint32_t page) {
   auto& s = state();
   auto& pg = s.pages[page];
-  std::vector<Notice> need = pg.pending;
+  std::vector<Notice> need(pg.pending.begin(), pg.pending.end());
   for (const Notice& w : pg.pending) {
     if (!w.whole) continue;
     // Two whole pages written concurrently cannot be merged: a broken exclusive promise.
@@ -279,9 +279,9 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
           continue;
         }
         if (n.whole)  // the whole page already holds every change that happened before it
-          std::erase_if(pg.pending, [&](const Notice& o) {
-            return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx;
-          });
+          pg.pending.erase(std::remove_if(pg.pending.begin(), pg.pending.end(),
+                                          [&](const Notice& o) { return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx; }),
+                           pg.pending.end());
         pg.pending.push_back(n);
         pg.last_writer = std::int32_t(proc);
         if (pg.held) s.held_changed = true;

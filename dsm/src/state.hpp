@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -44,25 +45,38 @@ enum Msg : std::uint16_t {
   echo_reply = 9,
 };
 
-struct Page {
+// The fields a barrier's merge and interval end touch for every page come first, in one
+// cache line: thousands of pages are walked per barrier, after a loop that streamed
+// megabytes through the caches.
+struct alignas(64) Page {
   std::unique_ptr<std::byte[]> twin;  // copy taken at the first write of interval twin_idx
+  // Changes not applied yet (page invalid while non-empty); mostly one, kept inline.
+  boost::container::small_vector<Notice, 1> pending;
   std::uint32_t twin_idx = 0;
+  std::int32_t last_writer = -1;
   mem::Prot prot = mem::Prot::read;
   bool valid = true;
   bool dirty = false;        // written in the open interval
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
-  std::int32_t last_writer = -1;
-  std::int32_t claim_owner = -1;  // exclusive writer claimed for epoch claim_epoch; -2: contested
-  std::uint64_t claim_epoch = ~0ull;
   // Holding: the owner of a collective claim keeps the page writable across barriers and
   // announces it as a whole page at every interval end, so a loop that writes the same
   // pages every time pays no mprotect and no fault. `holder` is the same on every rank
   // (it follows the collective claims); `held` is this rank's side of it.
-  std::int32_t holder = -1;
   bool held = false;
   bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
+  // Kept open: a twinned page this rank writes barrier after barrier keeps its write access
+  // and a twin across interval ends. Each end diffs it against the twin at once and takes
+  // a fresh twin (a few microseconds); an unchanged page goes unannounced. The page would
+  // otherwise be closed at every end and opened again by a fault or a prefetch: two
+  // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
+  // twin belongs to the open interval.
+  bool kept = false;
+  std::int32_t holder = -1;
+  std::int32_t claim_owner = -1;  // exclusive writer claimed for epoch claim_epoch; -2: contested
+  std::uint64_t claim_epoch = ~0ull;
   std::uint64_t held_epoch = 0;  // last epoch a loop opened it
-  std::vector<Notice> pending;  // changes not applied yet (page invalid while non-empty)
+  std::uint32_t idle = 0;               // interval ends a kept page went unchanged
+  std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
   // Ranks that fetched this page whole from us (we hold it): at each barrier the page goes
   // to them with the barrier's departure, so they need neither an invalidation nor a fetch
   // for a boundary they read every time. Each fetch renews `left` barriers of pushes.
@@ -71,15 +85,6 @@ struct Page {
     std::uint32_t left;
   };
   std::vector<Reader> readers;
-  // Kept open: a twinned page this rank writes barrier after barrier keeps its write access
-  // and a twin across interval ends. Each end diffs it against the twin at once and takes
-  // a fresh twin (a few microseconds); an unchanged page goes unannounced. The page would
-  // otherwise be closed at every end and opened again by a fault or a prefetch: two
-  // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
-  // twin belongs to the open interval.
-  bool kept = false;
-  std::uint32_t idle = 0;               // interval ends a kept page went unchanged
-  std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
 };
 
 // A page pushed with a barrier: its contents at the end of interval `idx` of rank `proc`.
