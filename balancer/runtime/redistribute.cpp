@@ -44,11 +44,12 @@ namespace {
 // for its core (another program's load), from /proc/thread-self/schedstat; none where the
 // kernel keeps no schedule statistics. The clock is read first: reading it brings the
 // kernel's account of the running thread up to date, which schedstat alone does not (it
-// lags by up to a tick, longer than a short range).
+// lags by up to a tick, longer than a short range). Without `with_waiting`, the waiting
+// time is the one read last: no waiting counts until the next read.
 struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
-SchedTimes sched_times() {
+SchedTimes sched_times(bool with_waiting) {
   struct File {
     int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     ~File() {
@@ -56,15 +57,16 @@ SchedTimes sched_times() {
     }
   };
   static thread_local File file;
+  static thread_local double last_waiting = 0;
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  SchedTimes t{static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9, 0};
+  SchedTimes t{static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9, last_waiting};
   char buf[128];
-  const ssize_t n = file.fd >= 0 ? pread(file.fd, buf, sizeof buf - 1, 0) : -1;
+  const ssize_t n = with_waiting && file.fd >= 0 ? pread(file.fd, buf, sizeof buf - 1, 0) : -1;
   unsigned long long run = 0, waiting = 0;
   if (n > 0) {
     buf[n] = 0;
-    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2) t.waiting = static_cast<double>(waiting) * 1e-9;
+    if (std::sscanf(buf, "%llu %llu", &run, &waiting) == 2) t.waiting = last_waiting = static_cast<double>(waiting) * 1e-9;
   }
   return t;
 }
@@ -157,6 +159,9 @@ struct Glue {
   double page_seconds = 0;  // the median page cost the ranks published last
   SchedTimes last_sched;    // of the application thread, at the end of its last loop
   CoreShare core_share;
+  // Whether to read the time spent waiting for the core (a read of schedstat, ~2 us a time
+  // in a VM, three times per loop): not while the core share says nobody else runs there.
+  bool read_waiting = true;
   // Sites that write the same rows of their arrays decide together: the first one decides
   // (the leader) and the later ones give each iteration to the rank that runs the leader's
   // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
@@ -456,7 +461,7 @@ void Plan::range_started(std::size_t) {
   if (open_) return;
   open_ = true;
   started_ = wtime();
-  const SchedTimes t = sched_times();
+  const SchedTimes t = sched_times(glue().read_waiting);
   cpu_started_ = t.cpu;
   waiting_started_ = t.waiting;
 }
@@ -465,7 +470,7 @@ void Plan::range_finished(std::size_t index) {
   if (!open_ || index >= ranges_.size()) return;
   open_ = false;
   wall_[index] += wtime() - started_;
-  const SchedTimes t = sched_times();
+  const SchedTimes t = sched_times(glue().read_waiting);
   cpu_[index] += t.cpu - cpu_started_;
   waiting_[index] += t.waiting - waiting_started_;
 }
@@ -487,10 +492,12 @@ void Plan::publish() {
   // (CPU over CPU plus waiting for the core), which a rank that sleeps at barriers
   // overstates, and, for a rank bound to one core, what it could keep against the others on
   // that core (CoreShare).
-  const SchedTimes sched = sched_times();
+  const SchedTimes sched = sched_times(g.read_waiting);
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
-  const double share = std::max(std::min(got, g.core_share.update().value_or(1.0)), 0.05);
+  const std::optional<double> core = g.core_share.update();
+  const double share = std::max(std::min(got, core.value_or(1.0)), 0.05);
+  g.read_waiting = !core || *core < 1.0;
   g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)
