@@ -525,6 +525,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   const bool halo = std::count_if(items.begin(), items.end(), [](const Item& it) { return it.whole; }) <=
                     std::ptrdiff_t(max_halo_pages);
   w.buffer().reserve(size);
+  if (size >= (1u << 20)) mem::prefault(w.buffer().data(), size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
   w.put(n);

@@ -117,4 +117,15 @@ void Region::protect_pages(std::span<const std::size_t> sorted_pages, Prot p) {
   }
 }
 
+void prefault(std::byte* p, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page_size - 1) / page_size * page_size;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page_size * page_size;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 }  // namespace dsm::mem

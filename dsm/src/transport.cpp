@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "region.hpp"
 #include "signal.hpp"
 #include "wire.hpp"
 
@@ -147,7 +148,9 @@ class BufferPool {
       }
     }
     const std::size_t capacity = (n + granule - 1) / granule * granule;
-    return Buffer(new std::byte[capacity], {this, capacity});
+    Buffer b(new std::byte[capacity], {this, capacity});
+    mem::prefault(b.get(), capacity);
+    return b;
   }
   void give(std::byte* p, std::size_t capacity) {
     {
