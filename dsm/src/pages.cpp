@@ -582,9 +582,13 @@ std::vector<std::byte> wait_inbox() {
   auto& s = state();
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
-  if (polling) s.net->set_polling(true);
-  s.net->set_waiting(true);
-  s.net->poll();  // lazy messages that came while this thread was busy
+  // A polling rank raises its waiting flag (lazy messages that came while it was busy are
+  // found by its first poll below); one that never polls keeps it raised (dsm::init).
+  const bool lazy = polling;
+  if (polling) {
+    s.net->set_polling(true);
+    s.net->set_waiting(true);
+  }
   for (std::uint64_t seen = ~0ull;;) {
     // The mutex only when something arrived: a poller holding it would make the service
     // thread that posts the reply sleep on it.
@@ -592,7 +596,7 @@ std::vector<std::byte> wait_inbox() {
       seen = s.arrived.value();  // post_inbox notifies after it queued under mu
       std::lock_guard lk(s.mu);
       if (!s.inbox.empty()) {
-        s.net->set_waiting(false);
+        if (lazy) s.net->set_waiting(false);
         if (polling) s.net->set_polling(false);
         auto m = std::move(s.inbox.front());
         s.inbox.erase(s.inbox.begin());

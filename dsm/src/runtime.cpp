@@ -150,6 +150,9 @@ void init(int, char**) {
       s.net = std::make_unique<net::Transport>(env, *s.boot, s.board ? &s.board->slot(s.me).traffic : nullptr);
       mem::install_fault_handler(s.region->app(), s.region->app() + s.region->capacity(), proto::on_fault);
       s.net->start(proto::handle_message);
+      // A rank that never polls would find lazy messages only when its service thread
+      // wakes for something else: it always counts as waiting, so they wake it.
+      if (s.poll_ns == 0) s.net->set_waiting(true);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsm: rank %d: dsm::init failed: %s\n", s.me, e.what());
