@@ -94,17 +94,12 @@ void Region::protect(std::size_t first_page, std::size_t npages, Prot p) {
 }
 
 bool Region::populate(std::size_t first_page, std::size_t npages, Prot p) {
-#ifdef MADV_POPULATE_WRITE
   protect(first_page, npages, Prot::read_write);
   // Through the application view, so its page-table entries exist and are dirty: a later
   // mprotect to read-write then makes them writable without a write fault.
-  bool ok = madvise(app_ + first_page * page_size, npages * page_size, MADV_POPULATE_WRITE) == 0;
+  const bool ok = prefault(app_ + first_page * page_size, npages * page_size);
   protect(first_page, npages, p);
   return ok;
-#else
-  protect(first_page, npages, p);
-  return false;
-#endif
 }
 
 void Region::protect_pages(std::span<const std::size_t> sorted_pages, Prot p) {
@@ -117,14 +112,15 @@ void Region::protect_pages(std::span<const std::size_t> sorted_pages, Prot p) {
   }
 }
 
-void prefault(std::byte* p, std::size_t bytes) {
+bool prefault(std::byte* p, std::size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page_size - 1) / page_size * page_size;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page_size * page_size;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  return end > begin && madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
 #else
   (void)p;
   (void)bytes;
+  return false;
 #endif
 }
 

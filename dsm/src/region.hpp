@@ -70,7 +70,8 @@ class Region {
 
 // Gives the whole pages of a fresh buffer their memory in one system call
 // (MADV_POPULATE_WRITE) instead of a page fault at each first write: a fault costs ~10 us in
-// a paravirtualized VM, and a reply of megabytes is written once. No-op where unsupported.
-void prefault(std::byte* p, std::size_t bytes);
+// a paravirtualized VM, and a reply of megabytes is written once. False where unsupported
+// or refused (the pages then fault as usual).
+bool prefault(std::byte* p, std::size_t bytes);
 
 }  // namespace dsm::mem

@@ -798,8 +798,13 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
   }
   // Lazy: the message is in the receiver's queue before its waiting flag is read, and the
   // receiver polls after raising the flag (set_waiting), so one of the two sees the other.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!lazy || !bell_mode || bells[dest].waiting.load(std::memory_order_seq_cst)) wake(dest);
+  // Only lazy sends pay for the fence.
+  if (!lazy || !bell_mode) {
+    wake(dest);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (bells[dest].waiting.load(std::memory_order_seq_cst)) wake(dest);
+  }
   if (!wait_for) return;
   int round = 0;
   while (!wait_for->done.load(std::memory_order_acquire)) {
