@@ -14,6 +14,9 @@ cases=("64 20000" "4096 10000" "1048576 1000")
 port=$((47000 + RANDOM % 2000))
 
 # fi_pingpong SIZE ITERS PROVIDER -> "usec_per_xfer MB_per_s" (its last line)
+# Both sides use shm's same protocol: the runtime turns cross-memory attach off unless told
+# otherwise (README, Runtime settings).
+export FI_SHM_DISABLE_CMA=${FI_SHM_DISABLE_CMA:-1}
 fi_pp() {
   local size=$1 iters=$2 prov=$3 out
   port=$((port + 1))

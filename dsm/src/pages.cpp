@@ -105,10 +105,6 @@ constexpr std::size_t max_halo_pages = 16;
 // announced whole at those barriers.
 constexpr std::uint64_t hold_barriers = 16;
 
-// Holds that lapsed (hold_barriers) end at the first walk of the held pages after that; a
-// walk comes at least this often.
-constexpr std::uint64_t held_walk_barriers = 4;
-
 // No page is held any more: stale entries go.
 void forget_holds() {
   auto& s = state();
@@ -137,9 +133,9 @@ void register_reader(std::uint32_t page, std::uint32_t rank) {
 void close_interval(bool at_barrier) {
   auto& s = state();
   // Held pages are walked (a page at a time, 10-30 us for thousands) only when a hold began,
-  // ended or was lost since the last walk, at other interval ends than barriers, and every
-  // few barriers for the holds that lapsed; in between they are announced from the runs the
-  // last walk left.
+  // ended or was lost since the last walk, at other interval ends than barriers, and when
+  // the oldest hold the last walk saw lapses; in between they are announced from the runs
+  // the last walk left.
   const bool walk = !at_barrier || s.held_changed || s.epoch >= s.held_walk_due;
   // A held page may have been written without a fault: it counts as written, whole.
   const std::size_t opened = s.dirty.size();
@@ -163,6 +159,7 @@ void close_interval(bool at_barrier) {
   // A kept page closed by another rank's change and opened again is listed twice.
   s.dirty.erase(std::unique(s.dirty.begin(), s.dirty.end()), s.dirty.end());
   std::vector<std::uint32_t> written, read_only, still_held, kept;
+  std::uint64_t oldest_hold = s.epoch;
   std::vector<std::uint8_t> whole;
   written.reserve(s.dirty.size());
   whole.reserve(s.dirty.size());
@@ -205,6 +202,7 @@ void close_interval(bool at_barrier) {
     pg.last_writer = s.me;
     if (pg.held && at_barrier && !pg.hold_ends && s.epoch - pg.held_epoch < hold_barriers) {
       still_held.push_back(p);
+      oldest_hold = std::min(oldest_hold, pg.held_epoch);
       continue;
     }
     pg.held = pg.hold_ends = false;
@@ -231,7 +229,8 @@ void close_interval(bool at_barrier) {
   s.held = std::move(still_held);
   s.held_runs = to_runs(s.held, std::vector<std::uint8_t>(s.held.size(), 1));
   s.held_changed = false;
-  s.held_walk_due = s.epoch + held_walk_barriers;
+  // Loops only renew holds (held_epoch grows): no hold lapses before the oldest one does.
+  s.held_walk_due = oldest_hold + hold_barriers;
 }
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {

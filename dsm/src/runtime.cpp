@@ -2,8 +2,6 @@
 // allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
-#include <malloc.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "fault.hpp"
+#include "heap.hpp"
 #include "runtime_hooks.hpp"
 #include "state.hpp"
 #include "stats.hpp"
@@ -117,10 +116,7 @@ void init(int, char**) {
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
     s.populate = env_size("DSM_POPULATE", 1) != 0;
-    // Freed memory stays with the process: a page given back to the kernel costs a fault
-    // (microseconds, tens in a VM) when the next diff or message buffer reuses it.
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once.
     if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;

@@ -3,6 +3,7 @@
 // write notices the acquirer has not seen; the barrier also carries the balancer's figures.
 #include <cstdio>
 
+#include "heap.hpp"
 #include "stats.hpp"
 #include "state.hpp"
 
@@ -163,6 +164,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
 void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
+  mem::populate_heap();
   // The barrier inside garbage collection follows the previous barrier with no application
   // code between them: nothing was written, and an interval announcing the held pages would
   // outlive the log it is dropped from.
