@@ -200,9 +200,10 @@ void close_interval(bool at_barrier) {
     if (!pg.dirty_whole && at_barrier) pg.written_epoch = s.epoch;
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
-    if (pg.held && at_barrier && !pg.hold_ends && s.epoch - pg.held_epoch < hold_barriers) {
+    const std::uint64_t held_epoch = s.claims[p].held_epoch;
+    if (pg.held && at_barrier && !pg.hold_ends && s.epoch - held_epoch < hold_barriers) {
       still_held.push_back(p);
-      oldest_hold = std::min(oldest_hold, pg.held_epoch);
+      oldest_hold = std::min(oldest_hold, held_epoch);
       continue;
     }
     pg.held = pg.hold_ends = false;
@@ -235,19 +236,20 @@ void close_interval(bool at_barrier) {
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
   auto& s = state();
+  const std::uint64_t epoch = s.epoch;
   for (std::uint32_t p = first; p < last; ++p) {
-    auto& pg = s.pages[p];
-    bool fresh = pg.claim_epoch != s.epoch;
-    bool taken = fresh ? pg.holder >= 0 && pg.holder != owner : pg.claim_owner != owner;
+    auto& c = s.claims[p];
+    bool fresh = c.epoch != epoch;
+    bool taken = fresh ? c.holder >= 0 && c.holder != owner : c.owner != owner;
     if (taken) {  // two owners: nobody writes it whole this epoch, and holding ends
-      if (pg.holder == s.me) pg.hold_ends = s.held_changed = true;
-      pg.holder = -1;
-      pg.claim_epoch = s.epoch;
-      pg.claim_owner = -2;
+      if (c.holder == s.me) s.pages[p].hold_ends = s.held_changed = true;
+      c.holder = -1;
+      c.epoch = epoch;
+      c.owner = -2;
     } else if (fresh) {
-      pg.claim_epoch = s.epoch;
-      pg.claim_owner = owner;
-      if (collective) pg.holder = owner;
+      c.epoch = epoch;
+      c.owner = owner;
+      if (collective) c.holder = owner;
     }
   }
 }
@@ -264,6 +266,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     const auto& stamp = s.log.get(proc, idx).vt;
     for (const PageRun& run : runs)
       for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
+        prefetch_page(page + prefetch_distance);
         auto& pg = s.pages[page];
         if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
           pg.twin.reset();
@@ -333,7 +336,10 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
 
 void make_valid(std::vector<std::uint32_t> pages) {
   auto& s = state();
-  std::erase_if(pages, [&](std::uint32_t p) { return s.pages[p].valid; });
+  std::erase_if(pages, [&](std::uint32_t p) {
+    prefetch_page(p + prefetch_distance);
+    return s.pages[p].valid;
+  });
   if (pages.empty()) return;
   stats::Timer timer(stats::counters().protocol_ns);
   // What each page needs, and from whom. Requests are cut so that replies stay a few MiB.
@@ -426,13 +432,14 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
     std::uint32_t open_idx = s.log.known(std::uint32_t(s.me));
     for (auto page : pages) {
       auto& pg = s.pages[page];
-      const bool claimed = pg.claim_epoch == s.epoch && pg.claim_owner == s.me;
+      Claim& c = s.claims[page];
+      const bool claimed = c.epoch == s.epoch && c.owner == s.me;
       // A kept page now written whole needs its twin no more: the whole page carries every
       // write of the open interval.
       const bool kept_to_whole = pg.kept && (whole || claimed);
       if (pg.dirty && !kept_to_whole) continue;
       if (pg.held) {  // already writable, and announced whole at every interval end
-        pg.held_epoch = s.epoch;
+        c.held_epoch = s.epoch;
         continue;
       }
       if (kept_to_whole) {
@@ -442,9 +449,9 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
         encode_twin(page);  // the twin of a closed interval becomes its diff
       }
       pg.dirty_whole = whole || claimed;
-      if (claimed && pg.holder == s.me) {
+      if (claimed && c.holder == s.me) {
         pg.held = true;
-        pg.held_epoch = s.epoch;
+        c.held_epoch = s.epoch;
         s.held.push_back(page);
         s.held_changed = true;
       }

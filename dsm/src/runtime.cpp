@@ -243,8 +243,10 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     auto [inner_first, inner_last] = inner_pages(addr, bytes);
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
-  for (std::uint32_t p = first; p < last; ++p)
-    if (!s.pages[p].valid || mode != Mode::read) pages.push_back(p);
+  for (std::uint32_t p = first; p < last; ++p) {
+    proto::prefetch_page(p + proto::prefetch_distance);
+    if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
+  }
   proto::make_valid(pages);
   if (mode != Mode::read) proto::open_for_write(pages, false);
 }
@@ -278,6 +280,7 @@ void* alloc_bytes(std::size_t bytes) {
   {
     std::lock_guard lk(s.mu);
     s.pages.resize(first + npages);
+    s.claims.resize(first + npages);
     s.allocations.push_back({first, npages, bytes});
     s.heap_pages.store(first + npages);
   }
