@@ -31,4 +31,9 @@ void populate_heap() {
   g_populated = end;  // also after a shrink: what grows again is fresh
 }
 
+void reserve_populated(std::vector<std::byte>& v, std::size_t bytes) {
+  v.reserve(bytes);
+  if (bytes >= (std::size_t{1} << 20)) prefault(v.data(), bytes);
+}
+
 }  // namespace dsm::mem

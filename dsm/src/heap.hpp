@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace dsm::mem {
 
@@ -16,5 +17,9 @@ void tune_heap(std::size_t step);
 // Gives the pages the heap grew by since the last call their memory in one system call.
 // Cheap when it did not grow (no system call). Application thread only.
 void populate_heap();
+
+// Reserves `bytes` in `v`; from 1 MiB on (a reply of megabytes, written once), its pages
+// get their memory in one system call.
+void reserve_populated(std::vector<std::byte>& v, std::size_t bytes);
 
 }  // namespace dsm::mem

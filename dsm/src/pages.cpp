@@ -9,6 +9,7 @@
 #include <map>
 
 #include "diff.hpp"
+#include "heap.hpp"
 #include "state.hpp"
 #include "stats.hpp"
 
@@ -530,8 +531,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   }
   const bool halo = std::count_if(items.begin(), items.end(), [](const Item& it) { return it.whole; }) <=
                     std::ptrdiff_t(max_halo_pages);
-  w.buffer().reserve(size);
-  if (size >= (1u << 20)) mem::prefault(w.buffer().data(), size);
+  mem::reserve_populated(w.buffer(), size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
   w.put(n);
@@ -624,9 +624,12 @@ std::vector<std::byte> wait_inbox() {
 
 void post_inbox(std::span<const std::byte> payload) {
   auto& s = state();
+  std::vector<std::byte> copy;
+  mem::reserve_populated(copy, payload.size());
+  copy.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
-    s.inbox.emplace_back(payload.begin(), payload.end());
+    s.inbox.push_back(std::move(copy));
   }
   s.arrived.notify();
 }

@@ -51,8 +51,8 @@ class Region {
   // sorted and distinct (any order is still correct, only with more calls).
   void protect_pages(std::span<const std::size_t> sorted_pages, Prot p);
 
-  // Gives pages [first_page, first_page+npages) memory now and maps them writable in the
-  // application view's page table, then leaves them with protection `p`. Faulting a fresh
+  // Gives pages [first_page, first_page+npages) memory now and maps them in both views'
+  // page tables (writable in the application view's), then leaves them with protection `p`. Faulting a fresh
   // page costs microseconds (tens in some VMs); done at allocation, it stays out of the
   // loops. Best effort: false if the kernel cannot (memory short, before Linux 5.14).
   bool populate(std::size_t first_page, std::size_t npages, Prot p);
