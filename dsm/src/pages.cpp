@@ -267,7 +267,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     const auto& stamp = s.log.get(proc, idx).vt;
     for (const PageRun& run : runs)
       for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
-        prefetch_page(page + prefetch_distance);
+        prefetch_page(s.pages, page + prefetch_distance);
         auto& pg = s.pages[page];
         if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
           pg.twin.reset();
@@ -338,7 +338,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
 void make_valid(std::vector<std::uint32_t> pages) {
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
-    prefetch_page(p + prefetch_distance);
+    prefetch_page(s.pages, p + prefetch_distance);
     return s.pages[p].valid;
   });
   if (pages.empty()) return;

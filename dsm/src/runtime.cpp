@@ -244,7 +244,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
   for (std::uint32_t p = first; p < last; ++p) {
-    proto::prefetch_page(p + proto::prefetch_distance);
+    proto::prefetch_page(s.pages, p + proto::prefetch_distance);
     if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
   }
   proto::make_valid(pages);

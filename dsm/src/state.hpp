@@ -184,8 +184,7 @@ State& state();
 // Page is a miss to memory (6-8 ns a page here). Touching the one `prefetch_distance` pages
 // ahead overlaps the misses (merge: half the time).
 constexpr std::uint32_t prefetch_distance = 48;
-inline void prefetch_page(std::uint32_t page) {
-  auto& pages = state().pages;
+inline void prefetch_page(const std::vector<Page>& pages, std::uint32_t page) {
   if (page < pages.size()) __builtin_prefetch(pages.data() + page);
 }
 
