@@ -341,13 +341,20 @@ bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double
 }
 
 // Bulk fetch of what this rank's ranges read, bulk opening of what they write (DESIGN 3a).
+// A stencil reads one array through several sections (rows i-1, i, i+1): their hulls are
+// merged per mode first, so each page is walked once (four walks of a block cost ~40 us).
 void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o) {
+  struct Want {
+    Mode mode;
+    Bytes bytes;
+  };
+  std::vector<Want> wants;
   for (const Section& s : accesses) {
     if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
     const Mode mode = s.access == Access::read ? Mode::read : s.access == Access::write ? Mode::write : Mode::read_write;
     if (s.whole) {
       const detail::Extent e = detail::allocation_of(s.base);
-      if (!writes(s) && e.start) prefetch(e.start, e.bytes, Mode::read);
+      if (!writes(s) && e.start) wants.push_back({Mode::read, {address(e.start), address(e.start) + std::int64_t(e.bytes)}});
       continue;
     }
     for (const Range& r : mine) {
@@ -357,8 +364,19 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
       const long count = (r.ub - r.lb + r.step - 1) / r.step;
       const auto touched = static_cast<std::int64_t>(count) * (s.hi - s.lo + 1) * static_cast<std::int64_t>(s.elem_size);
       if (b.last - b.first > 4 * std::max<std::int64_t>(touched, page_bytes)) continue;
-      prefetch(reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first), mode);
+      wants.push_back({mode, b});
     }
+  }
+  // Reads first (Mode::read is the first mode): a page both read and written is fetched
+  // once, then opened.
+  std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) {
+    return std::pair(static_cast<int>(a.mode), a.bytes.first) < std::pair(static_cast<int>(b.mode), b.bytes.first);
+  });
+  for (std::size_t i = 0; i < wants.size();) {
+    Want w = wants[i];
+    for (++i; i < wants.size() && wants[i].mode == w.mode && wants[i].bytes.first <= w.bytes.last; ++i)
+      w.bytes.last = std::max(w.bytes.last, wants[i].bytes.last);
+    prefetch(reinterpret_cast<const void*>(w.bytes.first), static_cast<std::size_t>(w.bytes.last - w.bytes.first), w.mode);
   }
 }
 
