@@ -161,36 +161,52 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
     }
   }
   std::sort(pool.begin(), pool.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  // The givers' cuts round too: the takers share what the pool really holds.
+  double pooled = 0, wanted = 0;
+  for (const Span& piece : pool) pooled += prof.at(piece.end) - prof.at(piece.begin);
+  for (double d : deficit) wanted += std::max(d, 0.0);
+  if (wanted > 0)
+    for (double& d : deficit) d = d > 0 ? d * pooled / wanted : d;
+  // Takers in rank order; a cut rounds to whole iterations, and what the rounding leaves
+  // or overdraws goes on to the next taker, so that no rounding piles up on the last one.
   std::size_t taker = 0;
+  auto skip_givers = [&] {
+    while (taker + 1 < cur.size() && deficit[taker] <= 0) ++taker;
+  };
+  skip_givers();
   for (const Span& piece : pool) {
     Span rest = piece;
     while (rest.size() > 0) {
-      while (taker + 1 < cur.size() && deficit[taker] <= 0) ++taker;
       const double w = prof.at(rest.end) - prof.at(rest.begin);
       long cut = rest.end;
       if (w > deficit[taker] && taker + 1 < cur.size())
         cut = std::clamp(prof.inverse(prof.at(rest.begin) + deficit[taker]), rest.begin, rest.end);
-      if (cut == rest.begin) {  // rounding left this taker nothing: the next one takes it
-        deficit[taker] = 0;
-        if (taker + 1 < cur.size()) continue;
-        cut = rest.end;
+      if (cut > rest.begin) {
+        next[taker].push_back({rest.begin, cut});
+        deficit[taker] -= prof.at(cut) - prof.at(rest.begin);
+        rest.begin = cut;
       }
-      next[taker].push_back({rest.begin, cut});
-      deficit[taker] -= prof.at(cut) - prof.at(rest.begin);
-      rest.begin = cut;
+      if (rest.size() > 0) {  // this taker is full
+        const double left = deficit[taker];
+        deficit[taker] = 0;
+        ++taker;
+        skip_givers();
+        deficit[taker] += left;
+      }
     }
   }
   for (auto& spans : next) normalize(spans);
   return next;
 }
 
-// Time of the slowest rank plus the page traffic every execution pays.
+// Time of the slowest rank, counting the page traffic each rank pays every execution.
 double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
                       double page_s, bool recurring, long n) {
+  const std::vector<long> pages = page_traffic_by_rank(g, a, n, recurring);
   double slowest = 0;
-  for (std::size_t r = 0; r < a.size(); ++r) slowest = std::max(slowest, prof.work(a[r]) / speed[r]);
-  const long pages = shared_pages(g, a, n) + (recurring ? conflicts(g, a, n) : 0);
-  return slowest + page_s * static_cast<double>(pages);
+  for (std::size_t r = 0; r < a.size(); ++r)
+    slowest = std::max(slowest, prof.work(a[r]) / speed[r] + page_s * static_cast<double>(pages[r]));
+  return slowest;
 }
 
 // Locality: the cuts placed near the balanced ones; or, for a loop that writes a few pages
@@ -306,6 +322,29 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   ++m.observed;
 }
 
+void record_break(SiteModel& m, long execution) {
+  m.breaks.push_back(execution);
+  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
+}
+
+// Seed 000 (5.6.2): executions over which the saving of a change accrues, the time the
+// system is expected to stay as it is. One that has stayed as it is for E executions (since
+// the start or the last change) is expected to stay so about as long again, so count at
+// least E executions; right after a change that is little: moving pages again then needs a
+// large saving, which keeps noisy speeds from swinging the cuts back and forth. Where
+// lasting imbalances have begun at a steady interval (a load that comes and goes), what is
+// left of the present one is that interval less the executions since it began: a change that
+// the load's next turn would undo before it paid for its pages is not made.
+double expected_stability(const SiteModel& m) {
+  double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
+  if (m.breaks.size() >= 2) {
+    const double interval =
+        static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
+    stable = std::min(stable, std::max(1.0, interval - static_cast<double>(m.executions - m.breaks.back())));
+  }
+  return stable;
+}
+
 long owner_changes(const Assignment& a, const Assignment& b, long n) {
   const std::vector<int> x = owners(a, n), y = owners(b, n);
   long moved = 0;
@@ -363,7 +402,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   std::optional<Assignment> proposed;
   bool page_gain = false;
   if (imbalanced) {
-    ++m.streak;
+    if (++m.streak == persist) record_break(m, m.executions - persist + 1);
   } else {
     if (declined_before()) {
       m.streak = 0;
@@ -389,16 +428,12 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   for (std::size_t r = 0; r < m.assign.size(); ++r)
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
   if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return decline();
-  const long pages = pages_moved(g, m.assign, next, m.n);
-  // Seed 000 (5.6.2): the saving accrues while the system stays as it is; a system that has
-  // stayed as it is for E executions (since the start or the last change) is expected to
-  // stay so about as long again, so count at least E executions. Right after a change that
-  // is little: moving pages again then needs a large saving, which keeps noisy speeds from
-  // swinging the cuts back and forth.
-  const double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
-  if (m.opt.cost_benefit && page_s * static_cast<double>(pages) > saving * stable) return decline();
+  const std::vector<long> by_rank = pages_moved_by_rank(g, m.assign, next, m.n);
+  const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
+  const double stable = expected_stability(m);
+  if (m.opt.cost_benefit && page_s * static_cast<double>(busiest) > saving * stable) return decline();
   m.iterations_moved += owner_changes(m.assign, next, m.n);
-  m.pages_moved += pages;
+  m.pages_moved += pages_moved(g, m.assign, next, m.n);
   ++m.redistributions;
   m.assign = std::move(next);
   m.observed = 0;

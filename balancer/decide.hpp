@@ -14,6 +14,9 @@ namespace dsm::lb {
 // Executions whose figures make one rate sample.
 inline constexpr std::size_t rate_window = 8;
 
+// Beginnings of lasting imbalances remembered per site.
+inline constexpr std::size_t kept_breaks = 4;
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -39,6 +42,9 @@ struct SiteModel {
   // threshold or `observed` doubles (the cost/benefit check counts on it).
   std::vector<double> declined;
   int declined_at = 0;
+  // Executions at which the last lasting imbalances began (a streak out of balance long
+  // enough to act on), at most kept_breaks: how often the system changes (seed 000, 5.6.2).
+  std::vector<long> breaks;
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures

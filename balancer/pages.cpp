@@ -1,6 +1,7 @@
 #include "pages.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace dsm::lb {
 namespace {
@@ -122,35 +123,85 @@ std::vector<int> owners(const Assignment& a, long n) {
   return own;
 }
 
-long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
-  if (!g.known()) return 0;
+namespace {
+
+// Calls f(pages, a, b) for each iteration whose written pages pass between ranks a and b:
+// pages that change owner (from, to), whose last writer is not their owner (holder, owner),
+// or that both sides of a cut write (left, right). One walk serves the totals and the
+// per-rank counts.
+template <class F>
+void each_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n, F f) {
+  if (!g.known()) return;
   const std::vector<int> a = owners(from, n), b = owners(to, n);
   const std::vector<long> fresh = g.new_pages(n);
-  long moved = 0;
   for (long k = 0; k < n; ++k)
-    if (a[k] != b[k]) moved += fresh[k];
-  return moved;
+    if (a[k] != b[k]) f(fresh[k], a[k], b[k]);
+}
+
+template <class F>
+void each_conflict(const Geometry& g, const Assignment& a, long n, F f) {
+  if (!g.known()) return;
+  const std::vector<int> own = owners(a, n);
+  const std::vector<long> fresh = g.new_pages(n);
+  for (long k = 0; k < n; ++k) {
+    const int h = g.holder(k);
+    if (h >= 0 && h != own[k]) f(fresh[k], h, own[k]);
+  }
+}
+
+template <class F>
+void each_shared(const Geometry& g, const Assignment& a, long n, F f) {
+  if (!g.known()) return;
+  const std::vector<int> own = owners(a, n);
+  for (long k = 1; k < n; ++k)
+    if (own[k] != own[k - 1]) f(g.shared_at(k, n), own[k - 1], own[k]);
+}
+
+struct Total {
+  long sum = 0;
+  void operator()(long pages, int, int) { sum += pages; }
+};
+
+// Adds each count to both ranks (a rank outside the assignment, -1, is nobody's).
+struct PerRank {
+  std::vector<long> count;
+  void operator()(long pages, int a, int b) {
+    for (int r : {a, b})
+      if (r >= 0 && r < static_cast<int>(count.size())) count[r] += pages;
+  }
+};
+
+}  // namespace
+
+long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
+  Total t;
+  each_moved(g, from, to, n, std::ref(t));
+  return t.sum;
 }
 
 long conflicts(const Geometry& g, const Assignment& a, long n) {
-  if (!g.known()) return 0;
-  const std::vector<int> own = owners(a, n);
-  const std::vector<long> fresh = g.new_pages(n);
-  long count = 0;
-  for (long k = 0; k < n; ++k) {
-    const int h = g.holder(k);
-    if (h >= 0 && h != own[k]) count += fresh[k];
-  }
-  return count;
+  Total t;
+  each_conflict(g, a, n, std::ref(t));
+  return t.sum;
 }
 
 long shared_pages(const Geometry& g, const Assignment& a, long n) {
-  if (!g.known()) return 0;
-  const std::vector<int> own = owners(a, n);
-  long shared = 0;
-  for (long k = 1; k < n; ++k)
-    if (own[k] != own[k - 1]) shared += g.shared_at(k, n);
-  return shared;
+  Total t;
+  each_shared(g, a, n, std::ref(t));
+  return t.sum;
+}
+
+std::vector<long> pages_moved_by_rank(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
+  PerRank c{std::vector<long>(std::max(from.size(), to.size()), 0)};
+  each_moved(g, from, to, n, std::ref(c));
+  return c.count;
+}
+
+std::vector<long> page_traffic_by_rank(const Geometry& g, const Assignment& a, long n, bool recurring) {
+  PerRank c{std::vector<long>(a.size(), 0)};
+  each_shared(g, a, n, std::ref(c));
+  if (recurring) each_conflict(g, a, n, std::ref(c));
+  return c.count;
 }
 
 }  // namespace dsm::lb

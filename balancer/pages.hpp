@@ -68,4 +68,12 @@ long conflicts(const Geometry& g, const Assignment& a, long n);
 // Pages written by more than one rank under `a`.
 long shared_pages(const Geometry& g, const Assignment& a, long n);
 
+// The same counts per rank, each page counted for both ranks it passes between (the one
+// that fetches it and the one that serves it, or both writers of a shared page). Ranks move
+// pages concurrently, so what a change or an execution costs in page traffic is the busiest
+// rank's count, not the sum over ranks (which grows with the number of ranks).
+std::vector<long> pages_moved_by_rank(const Geometry& g, const Assignment& from, const Assignment& to, long n);
+// Per execution: shared pages, and with `recurring` the conflicts too.
+std::vector<long> page_traffic_by_rank(const Geometry& g, const Assignment& a, long n, bool recurring);
+
 }  // namespace dsm::lb

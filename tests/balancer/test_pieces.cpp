@@ -40,6 +40,23 @@ TEST_CASE("page geometry of rows") {
   CHECK(owners(a, 10)[3] == 1);
 }
 
+TEST_CASE("page counts per rank: each page for both ranks it passes between") {
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});  // one page per row
+  const Assignment from{{{0, 10}}, {{10, 20}}, {{20, 30}}, {{30, 40}}};
+  const Assignment to{{{0, 12}}, {{12, 20}}, {{20, 29}}, {{29, 40}}};
+  CHECK(pages_moved(g, from, to, 40) == 3);
+  CHECK(pages_moved_by_rank(g, from, to, 40) == std::vector<long>{2, 2, 1, 1});
+  Geometry half;
+  half.sections.push_back(WriteSection{0, 4, 512, 0, 511, 0, {}});  // two rows per page
+  const Assignment odd{{{0, 3}}, {{3, 7}}, {{7, 10}}};
+  CHECK(shared_pages(half, odd, 10) == 2);
+  CHECK(page_traffic_by_rank(half, odd, 10, false) == std::vector<long>{1, 2, 1});
+  half.sections[0].holders = {2, 2, -1, -1, -1};  // rows 0-3 last written by rank 2
+  CHECK(conflicts(half, odd, 10) == 2);
+  CHECK(page_traffic_by_rank(half, odd, 10, true) == std::vector<long>{3, 2, 3});
+}
+
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
   Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}}}, {site_id("b.cpp:2"), 1, {{}, {}}}}};
   const auto blob = encode_figures(in);

@@ -152,6 +152,47 @@ TEST_CASE("multi moves only the slow rank's surplus") {
   CHECK(run.m.iterations_moved == 429);
 }
 
+TEST_CASE("at many ranks a change is judged by the busiest rank's pages, not their sum") {
+  // 512 ranks of 64 rows, one page a row, one rank in 8 at half speed. Each slow rank's
+  // surplus is ~30 pages: moving them all costs ~2000 pages in sum (more than the saving
+  // over the stable executions), but ranks move their pages at the same time.
+  const int ranks = 512;
+  const long n = 64L * ranks;
+  std::vector<double> speed(ranks, 1.0);
+  for (int r = 0; r < ranks; r += 8) speed[r] = 0.5;
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    for (int e = 0; e < 30; ++e) execute(run, n, speed, uniform, g);
+    CHECK(run.m.redistributions == 1);
+    // Rounding to whole rows lands on no single rank (64 + 4.27 rows is the balanced share).
+    CHECK(imbalance(run, speed, uniform) < 1.1);
+  }
+}
+
+TEST_CASE("a load that comes and goes faster than a move pays for itself is not chased") {
+  // Rank 1 loses half its speed for `half` executions, then gets it back for as many. Moving
+  // the imbalance's ~330 rows (a page each) costs about 12 executions of the saving: worth
+  // it while the load stays 50 executions at a time, not when it turns every 20 (where
+  // following each turn made 13 changes before the balancer counted how long states last).
+  const long n = 2000;
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  const Cost cheap = [](long) { return 0.8e-6; };
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run fast = make_run(p), slow = make_run(p);
+    for (int e = 0; e < 400; ++e) {
+      execute(fast, n, {1.0, e % 40 < 20 ? 0.5 : 1.0}, cheap, g);
+      execute(slow, n, {1.0, e % 100 < 50 ? 0.5 : 1.0}, cheap, g);
+    }
+    CHECK(fast.m.redistributions <= 6);
+    CHECK(slow.m.redistributions >= 7);
+  }
+}
+
 TEST_CASE("locality keeps boundary iterations with the rank that holds their pages") {
   // A boundary loop over 700 rows of 514 doubles writes one element per row; another loop
   // split the rows at 300, so those pages keep coming back to their holder.
