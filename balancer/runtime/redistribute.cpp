@@ -36,6 +36,7 @@ struct Site::State {
   SiteModel model;
   std::uint64_t execution = 0;         // executions started
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
+  const State* follows = nullptr;      // the loop whose rows this one's ranges follow, if any
 };
 
 namespace {
@@ -555,6 +556,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   const Geometry g = geometry_of(accesses, lb, step, n, have && st.model.opt.policy == Policy::locality);
+  st.follows = follow ? leader : nullptr;
   if (follow) {
     Assignment next = follow_leader(*leader, lb, step, n);
     if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
@@ -586,11 +588,17 @@ std::string balancer_stats_json() {
     char head[256];
     std::snprintf(head, sizeof head,
                   ": {\"policy\": \"%s\", \"executions\": %ld, \"redistributions\": %ld, \"iterations_moved\": %ld, "
-                  "\"pages_moved\": %ld, \"ranks\": [",
+                  "\"pages_moved\": %ld, ",
                   st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
                   m.iterations_moved, m.pages_moved);
     out += head;
-    const std::vector<double> power = relative_power(m);
+    if (st->follows) {  // its ranks were never measured: the leader's powers decide
+      out += "\"follows\": ";
+      json_string(out, st->follows->name);
+      out += ", ";
+    }
+    out += "\"ranks\": [";
+    const std::vector<double> power = relative_power(st->follows ? st->follows->model : m);
     for (std::size_t r = 0; r < m.assign.size(); ++r) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%s{\"rank\": %zu, \"power\": %.4f, \"wall\": %.6f, \"cpu\": %.6f, \"ranges\": [",

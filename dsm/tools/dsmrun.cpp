@@ -545,10 +545,12 @@ void Job::print_stats() const {
       std::printf("\n");
     }
     for (const auto& [name, site] : sites) {
-      std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved\n",
+      const std::string follows = site.get("follows", "");
+      std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s\n",
                   name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
                   site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
-                  site.get("pages_moved", "0").c_str());
+                  site.get("pages_moved", "0").c_str(),
+                  follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
       if (auto per_rank = site.get_child_optional("ranks"))
         for (const auto& [unused, rank] : *per_rank) {
           std::string ranges;
