@@ -5,7 +5,10 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -37,6 +40,31 @@ void changed_words_scalar(const std::byte* a, const std::byte* b, std::size_t fr
     if (load_word(a + i * word) != load_word(b + i * word)) mask[i / 64] |= std::uint64_t{1} << (i % 64);
 }
 
+// Bit k set when byte k of the two words differs.
+std::uint8_t changed_bytes(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t x = a ^ b, low7 = 0x7f7f7f7f7f7f7f7full;
+  // High bit of each byte set when that byte of x is non-zero; then gather the high bits.
+  const std::uint64_t t = (((x & low7) + low7) | x) & ~low7;
+  return static_cast<std::uint8_t>(((t >> 7) * 0x0102040810204080ull) >> 56);
+}
+
+// Writes the mask of the bytes that changed (bit k: byte k) of each of `count` words.
+void byte_masks_scalar(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out) {
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = static_cast<std::byte>(changed_bytes(load_word(a + i * word), load_word(b + i * word)));
+}
+
+void changed_words_plain(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask) {
+  changed_words_scalar(a, b, 0, nwords, mask);
+}
+
+// The kernels diff_encode uses.
+struct Kernels {
+  void (*changed_words)(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask);
+  void (*byte_masks)(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out);
+};
+constexpr Kernels plain_kernels{changed_words_plain, byte_masks_scalar};
+
 #if defined(__x86_64__)
 // 64 words (512 bytes) per mask word: 16 AVX2 compares, and a cheap exit for equal blocks.
 __attribute__((target("avx2"))) void changed_words_avx2(const std::byte* a, const std::byte* b,
@@ -53,6 +81,31 @@ __attribute__((target("avx2"))) void changed_words_avx2(const std::byte* a, cons
     mask[k] = ~equal;
   }
   changed_words_scalar(a, b, blocks * 64, nwords, mask);
+}
+
+// One byte compare gives the masks of 4 words: byte w of the inverted movemask is word w's
+// (x86 is little-endian).
+__attribute__((target("avx2"))) void byte_masks_avx2(const std::byte* a, const std::byte* b, std::size_t count,
+                                                      std::byte* out) {
+  std::size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256i eq = _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i * word)),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i * word)));
+    const auto changed = ~static_cast<std::uint32_t>(_mm256_movemask_epi8(eq));
+    std::memcpy(out + i, &changed, 4);
+  }
+  byte_masks_scalar(a + i * word, b + i * word, count - i, out + i);
+}
+
+void byte_masks_sse2(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out) {
+  std::size_t i = 0;
+  for (; i + 2 <= count; i += 2) {
+    const __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * word)),
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i * word)));
+    const auto changed = static_cast<std::uint16_t>(~_mm_movemask_epi8(eq));
+    std::memcpy(out + i, &changed, 2);
+  }
+  byte_masks_scalar(a + i * word, b + i * word, count - i, out + i);
 }
 
 void changed_words_sse2(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask) {
@@ -73,17 +126,26 @@ void changed_words_sse2(const std::byte* a, const std::byte* b, std::size_t nwor
   changed_words_scalar(a, b, blocks * 64, nwords, mask);
 }
 
-using ChangedWords = void (*)(const std::byte*, const std::byte*, std::size_t, std::uint64_t*);
-// Chosen once at start-up; SSE2 is part of every x86-64 CPU.
-const ChangedWords changed_words = [] {
-  __builtin_cpu_init();  // may run before libgcc's own initialiser
-  return __builtin_cpu_supports("avx2") ? changed_words_avx2 : changed_words_sse2;
-}();
-#else
-void changed_words(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask) {
-  changed_words_scalar(a, b, 0, nwords, mask);
-}
 #endif
+
+// Chosen once at start-up: the best this CPU has (SSE2 is part of every x86-64 CPU), or the
+// one DSM_DIFF_KERNEL names (auto, avx2, sse2, plain), so tests can run each.
+const Kernels kernels = [] {
+  const char* forced = std::getenv("DSM_DIFF_KERNEL");
+  const std::string name = forced && *forced ? forced : "auto";
+#if defined(__x86_64__)
+  __builtin_cpu_init();  // may run before libgcc's own initialiser
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  if (name == "avx2" && avx2) return Kernels{changed_words_avx2, byte_masks_avx2};
+  if (name == "auto") return avx2 ? Kernels{changed_words_avx2, byte_masks_avx2} : Kernels{changed_words_sse2, byte_masks_sse2};
+  if (name == "sse2") return Kernels{changed_words_sse2, byte_masks_sse2};
+#else
+  if (name == "auto") return plain_kernels;
+#endif
+  if (name == "plain") return plain_kernels;
+  std::fprintf(stderr, "dsm: DSM_DIFF_KERNEL=%s is not a kernel this CPU has (auto, avx2, sse2, plain)\n", name.c_str());
+  std::exit(2);
+}();
 
 void put_u16(std::byte* p, std::size_t v) {
   p[0] = static_cast<std::byte>(v & 0xff);
@@ -94,16 +156,8 @@ std::size_t get_u16(const std::byte* p) {
   return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
 }
 
-// Bit k set when byte k of the two words differs.
-std::uint8_t changed_bytes(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t x = a ^ b, low7 = 0x7f7f7f7f7f7f7f7full;
-  // High bit of each byte set when that byte of x is non-zero; then gather the high bits.
-  const std::uint64_t t = (((x & low7) + low7) | x) & ~low7;
-  return static_cast<std::uint8_t>(((t >> 7) * 0x0102040810204080ull) >> 56);
-}
-
 // 64-bit mask with byte k all ones when bit k of m is set.
-constexpr auto byte_masks = [] {
+constexpr auto byte_select = [] {
   std::array<std::uint64_t, 256> t{};
   for (unsigned m = 0; m < 256; ++m)
     for (unsigned k = 0; k < 8; ++k)
@@ -112,16 +166,15 @@ constexpr auto byte_masks = [] {
 }();
 
 // Appends one run of words [first, first+count) of `page`: header, one byte mask per word
-// (which bytes changed), then the words.
+// (which bytes changed, by `masks`), then the words.
+template <class ByteMasksFn>
 void append_run(const std::byte* twin, const std::byte* page, std::size_t first, std::size_t count,
-                std::vector<std::byte>& out) {
+                std::vector<std::byte>& out, ByteMasksFn masks) {
   const std::size_t at = out.size();
   out.resize(at + header + count + count * word);
   put_u16(&out[at], first);
   put_u16(&out[at + 2], count);
-  for (std::size_t i = 0; i < count; ++i)
-    out[at + header + i] = static_cast<std::byte>(
-        changed_bytes(load_word(twin + (first + i) * word), load_word(page + (first + i) * word)));
+  masks(twin + first * word, page + first * word, count, &out[at + header]);
   std::memcpy(&out[at + header + count], page + first * word, count * word);
 }
 
@@ -145,11 +198,11 @@ std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_
   const std::size_t nwords = page_size / word;
   std::uint64_t mask[max_mask_words];
   std::memset(mask, 0, (nwords + 63) / 64 * sizeof mask[0]);
-  changed_words(twin, page, nwords, mask);
+  kernels.changed_words(twin, page, nwords, mask);
   const std::size_t before = out.size();
   for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
     const std::size_t end = next_bit(mask, i + 1, nwords, false);
-    append_run(twin, page, i, end - i, out);
+    append_run(twin, page, i, end - i, out, kernels.byte_masks);
     i = next_bit(mask, end, nwords, true);
   }
   return out.size() - before;
@@ -164,7 +217,7 @@ std::size_t diff_encode_reference(const std::byte* twin, const std::byte* page, 
   for (std::size_t i = 0; i <= nwords; ++i) {
     const bool changed = i < nwords && load_word(twin + i * word) != load_word(page + i * word);
     if (changed && !in_run) run_start = i;
-    if (!changed && in_run) append_run(twin, page, run_start, i - run_start, out);
+    if (!changed && in_run) append_run(twin, page, run_start, i - run_start, out, byte_masks_scalar);
     in_run = changed;
   }
   return out.size() - before;
@@ -191,7 +244,7 @@ bool diff_apply(std::span<const std::byte> diff, std::byte* page, std::size_t pa
     const std::byte* data = masks + count;
     for (std::size_t i = 0; i < count; ++i) {
       // Only the bytes that changed: a concurrent writer of the word's other bytes keeps them.
-      const std::uint64_t m = byte_masks[std::to_integer<unsigned>(masks[i])];
+      const std::uint64_t m = byte_select[std::to_integer<unsigned>(masks[i])];
       std::byte* target = page + (first + i) * word;
       const std::uint64_t v = (load_word(target) & ~m) | (load_word(data + i * word) & m);
       std::memcpy(target, &v, word);
