@@ -107,13 +107,36 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
   return cuts;
 }
 
+void record_break(SiteModel& m, long execution) {
+  m.breaks.push_back(execution);
+  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
+}
+
+// Seed 000 (5.6.2): executions over which the saving of a change accrues, the time the
+// system is expected to stay as it is. One that has stayed as it is for E executions (since
+// the start or the last change) is expected to stay so about as long again, so count at
+// least E executions; right after a change that is little: moving pages again then needs a
+// large saving, which keeps noisy speeds from swinging the cuts back and forth. Where
+// lasting imbalances have begun at a steady interval (a load that comes and goes), what is
+// left of the present one is that interval less the executions since it began: a change that
+// the load's next turn would undo before it paid for its pages is not made.
+double expected_stability(const SiteModel& m) {
+  double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
+  if (m.breaks.size() >= 2) {
+    const double interval =
+        static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
+    stable = std::min(stable, std::max(1.0, interval - static_cast<double>(m.executions - m.breaks.back())));
+  }
+  return stable;
+}
+
 // Locality-conscious cuts (paper section 2.3, "Locality-conscious Load Balancing"): each cut
 // moves from its balanced place to where the cost over the next `horizon` executions is
 // least: imbalance, pages written by both neighbours (twins and diffs every execution),
 // and the pages whose last writer is on the wrong side of the cut: once when they only
 // move, every execution when another site keeps writing them (`recurring`).
 void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std::vector<double>& speed,
-                        const Geometry& g, double page_s, int horizon, bool recurring, long n) {
+                        const Geometry& g, double page_s, double horizon, bool recurring, long n) {
   const std::vector<long> fresh = g.new_pages(n);
   const std::vector<long> balanced = cuts;
   for (std::size_t j = 1; j + 1 < cuts.size(); ++j) {
@@ -218,7 +241,9 @@ Assignment place_locality(const SiteModel& m, const Profile& prof, const std::ve
                           const std::vector<double>& power, const Geometry& g, double page_s, bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
   if (!g.known()) return contiguous(cuts);
-  place_for_locality(cuts, prof, speed, g, page_s, m.opt.horizon, recurring, m.n);
+  // Over as many executions as the cost/benefit check counts: a move the check would take
+  // is not ruled out here by a shorter horizon.
+  place_for_locality(cuts, prof, speed, g, page_s, expected_stability(m), recurring, m.n);
   Assignment best = contiguous(cuts);
   long written = 0;
   for (std::size_t s = 0; s < g.sections.size(); ++s) {
@@ -320,29 +345,6 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   }
   ++m.window;
   ++m.observed;
-}
-
-void record_break(SiteModel& m, long execution) {
-  m.breaks.push_back(execution);
-  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
-}
-
-// Seed 000 (5.6.2): executions over which the saving of a change accrues, the time the
-// system is expected to stay as it is. One that has stayed as it is for E executions (since
-// the start or the last change) is expected to stay so about as long again, so count at
-// least E executions; right after a change that is little: moving pages again then needs a
-// large saving, which keeps noisy speeds from swinging the cuts back and forth. Where
-// lasting imbalances have begun at a steady interval (a load that comes and goes), what is
-// left of the present one is that interval less the executions since it began: a change that
-// the load's next turn would undo before it paid for its pages is not made.
-double expected_stability(const SiteModel& m) {
-  double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
-  if (m.breaks.size() >= 2) {
-    const double interval =
-        static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
-    stable = std::min(stable, std::max(1.0, interval - static_cast<double>(m.executions - m.breaks.back())));
-  }
-  return stable;
 }
 
 long owner_changes(const Assignment& a, const Assignment& b, long n) {
