@@ -58,12 +58,32 @@ void changed_words_plain(const std::byte* a, const std::byte* b, std::size_t nwo
   changed_words_scalar(a, b, 0, nwords, mask);
 }
 
+// 64-bit mask with byte k all ones when bit k of m is set.
+constexpr auto byte_select = [] {
+  std::array<std::uint64_t, 256> t{};
+  for (unsigned m = 0; m < 256; ++m)
+    for (unsigned k = 0; k < 8; ++k)
+      if (m >> k & 1) t[m] |= std::uint64_t{0xff} << (8 * k);
+  return t;
+}();
+
+// Writes the changed bytes of `count` words (one mask byte each, then the words) over
+// `target`. Only those bytes: another writer's diff carries the word's other bytes.
+void apply_run_scalar(const std::byte* masks, const std::byte* data, std::size_t count, std::byte* target) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t m = byte_select[std::to_integer<unsigned>(masks[i])];
+    const std::uint64_t v = (load_word(target + i * word) & ~m) | (load_word(data + i * word) & m);
+    std::memcpy(target + i * word, &v, word);
+  }
+}
+
 // The kernels diff_encode uses.
 struct Kernels {
   void (*changed_words)(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask);
   void (*byte_masks)(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out);
+  void (*apply_run)(const std::byte* masks, const std::byte* data, std::size_t count, std::byte* target);
 };
-constexpr Kernels plain_kernels{changed_words_plain, byte_masks_scalar};
+constexpr Kernels plain_kernels{changed_words_plain, byte_masks_scalar, apply_run_scalar};
 
 #if defined(__x86_64__)
 // 64 words (512 bytes) per mask word: 16 AVX2 compares, and a cheap exit for equal blocks.
@@ -95,6 +115,29 @@ __attribute__((target("avx2"))) void byte_masks_avx2(const std::byte* a, const s
     std::memcpy(out + i, &changed, 4);
   }
   byte_masks_scalar(a + i * word, b + i * word, count - i, out + i);
+}
+
+// 4 words at a time: each of their mask bytes spread over the word's 8 bytes (0xff where
+// the byte changed), then one blend. Diffs are applied only to pages no thread can write
+// at the time (invalid in the application's view), so rewriting a word's unchanged bytes
+// with their own value is safe.
+__attribute__((target("avx2"))) void apply_run_avx2(const std::byte* masks, const std::byte* data, std::size_t count,
+                                                     std::byte* target) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  // in-lane: lane 1
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);  // holds a copy
+  const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  std::size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    std::uint32_t m;
+    std::memcpy(&m, masks + i, 4);
+    const __m256i each = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(m)), spread);
+    const __m256i select = _mm256_cmpeq_epi8(_mm256_and_si256(each, bits), bits);
+    auto* t = reinterpret_cast<__m256i*>(target + i * word);
+    const __m256i now = _mm256_loadu_si256(t);
+    const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i * word));
+    _mm256_storeu_si256(t, _mm256_blendv_epi8(now, in, select));
+  }
+  apply_run_scalar(masks + i, data + i * word, count - i, target + i * word);
 }
 
 void byte_masks_sse2(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out) {
@@ -136,9 +179,11 @@ const Kernels kernels = [] {
 #if defined(__x86_64__)
   __builtin_cpu_init();  // may run before libgcc's own initialiser
   const bool avx2 = __builtin_cpu_supports("avx2");
-  if (name == "avx2" && avx2) return Kernels{changed_words_avx2, byte_masks_avx2};
-  if (name == "auto") return avx2 ? Kernels{changed_words_avx2, byte_masks_avx2} : Kernels{changed_words_sse2, byte_masks_sse2};
-  if (name == "sse2") return Kernels{changed_words_sse2, byte_masks_sse2};
+  constexpr Kernels with_avx2{changed_words_avx2, byte_masks_avx2, apply_run_avx2};
+  constexpr Kernels with_sse2{changed_words_sse2, byte_masks_sse2, apply_run_scalar};
+  if (name == "avx2" && avx2) return with_avx2;
+  if (name == "auto") return avx2 ? with_avx2 : with_sse2;
+  if (name == "sse2") return with_sse2;
 #else
   if (name == "auto") return plain_kernels;
 #endif
@@ -156,14 +201,6 @@ std::size_t get_u16(const std::byte* p) {
   return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
 }
 
-// 64-bit mask with byte k all ones when bit k of m is set.
-constexpr auto byte_select = [] {
-  std::array<std::uint64_t, 256> t{};
-  for (unsigned m = 0; m < 256; ++m)
-    for (unsigned k = 0; k < 8; ++k)
-      if (m >> k & 1) t[m] |= std::uint64_t{0xff} << (8 * k);
-  return t;
-}();
 
 // Appends one run of words [first, first+count) of `page`: header, one byte mask per word
 // (which bytes changed, by `masks`), then the words.
@@ -241,14 +278,9 @@ bool diff_apply(std::span<const std::byte> diff, std::byte* page, std::size_t pa
   for (pos = 0; pos < diff.size();) {
     const std::size_t first = get_u16(&diff[pos]), count = get_u16(&diff[pos + 2]);
     const std::byte* masks = &diff[pos + header];
-    const std::byte* data = masks + count;
-    for (std::size_t i = 0; i < count; ++i) {
-      // Only the bytes that changed: a concurrent writer of the word's other bytes keeps them.
-      const std::uint64_t m = byte_select[std::to_integer<unsigned>(masks[i])];
-      std::byte* target = page + (first + i) * word;
-      const std::uint64_t v = (load_word(target) & ~m) | (load_word(data + i * word) & m);
-      std::memcpy(target, &v, word);
-    }
+    // A run of a few words (most of a sparse diff) is not worth the indirect call.
+    if (count < 4) apply_run_scalar(masks, masks + count, count, page + first * word);
+    else kernels.apply_run(masks, masks + count, count, page + first * word);
     pos += header + count * (word + 1);
   }
   return true;
