@@ -77,7 +77,7 @@ void apply_run_scalar(const std::byte* masks, const std::byte* data, std::size_t
   }
 }
 
-// The kernels diff_encode uses.
+// The kernels diff_encode and diff_apply use.
 struct Kernels {
   void (*changed_words)(const std::byte* a, const std::byte* b, std::size_t nwords, std::uint64_t* mask);
   void (*byte_masks)(const std::byte* a, const std::byte* b, std::size_t count, std::byte* out);
@@ -123,8 +123,10 @@ __attribute__((target("avx2"))) void byte_masks_avx2(const std::byte* a, const s
 // with their own value is safe.
 __attribute__((target("avx2"))) void apply_run_avx2(const std::byte* masks, const std::byte* data, std::size_t count,
                                                      std::byte* target) {
-  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  // in-lane: lane 1
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);  // holds a copy
+  // The byte shuffle works within each 16-byte lane; the broadcast below puts the 4 mask
+  // bytes in both lanes, so the upper lane can pick bytes 2 and 3.
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
   const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
   std::size_t i = 0;
   for (; i + 4 <= count; i += 4) {
@@ -200,7 +202,6 @@ void put_u16(std::byte* p, std::size_t v) {
 std::size_t get_u16(const std::byte* p) {
   return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
 }
-
 
 // Appends one run of words [first, first+count) of `page`: header, one byte mask per word
 // (which bytes changed, by `masks`), then the words.
