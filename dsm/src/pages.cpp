@@ -386,7 +386,8 @@ void make_valid(std::vector<std::uint32_t> pages) {
     stats::Timer wait(stats::counters().comm_wait_ns);
     std::uint64_t t0 = stats::now_ns();
     for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox());
-    if (!pages.empty() && sent) s.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
+    if (pages.size() >= bulk_fetch_pages && sent)
+      s.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
   }
   for (const auto& rep : replies) {
     try {

@@ -307,6 +307,28 @@ void kept(int phases) {
   }
 }
 
+// The page cost the balancer weighs moves with: a fetch of a few pages (mostly latency)
+// leaves it unmeasured; a bulk fetch measures it, below that fetch's time.
+void page_cost() {
+  const long words = 512, pages = 256;  // 8-byte words per page
+  auto* sh = dsm::alloc<long>(words * pages);
+  if (dsm::rank() == 1)
+    for (long w = 0; w < words * pages; ++w) sh[w] = w;
+  dsm::barrier();
+  if (dsm::rank() == 0) {
+    dsm::prefetch(sh, 2 * words * sizeof(long), dsm::Mode::read);
+    expect(dsm::detail::page_transfer_seconds() == 0, "page cost from a 2-page fetch (ns)", 0,
+           long(dsm::detail::page_transfer_seconds() * 1e9), 0);
+    const double t0 = dsm::wtime();
+    dsm::prefetch(sh, words * pages * sizeof(long), dsm::Mode::read);
+    const double bulk = dsm::wtime() - t0, cost = dsm::detail::page_transfer_seconds();
+    expect(cost > 0 && cost <= bulk / (pages - 2), "page cost of a bulk fetch (ns)", 0, long(cost * 1e9),
+           long(bulk / (pages - 2) * 1e9));
+    for (long w = 0; w < words * pages; ++w) expect(sh[w] == w, "fetched word", w, sh[w], w);
+  }
+  dsm::barrier();
+}
+
 }  // namespace
 
 // Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
@@ -345,6 +367,8 @@ int main(int argc, char** argv) {
     dsm::barrier();
     if (dsm::rank() == 2) std::printf("read %llu\n", (unsigned long long)sh[0]);  // must not silently pick one
     dsm::barrier();
+  } else if (mode == "page_cost") {
+    page_cost();
   } else if (mode == "kept") {
     kept(120);
   } else if (mode == "boundary") {
