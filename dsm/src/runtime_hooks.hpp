@@ -28,7 +28,8 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 // (-1: never written). One entry per page overlapping the range.
 std::vector<int> page_writers(const void* addr, std::size_t bytes);
 
-// Measured cost of moving one page between ranks, in seconds (0 before any measurement).
+// Measured cost of moving one page between ranks in a bulk fetch, in seconds (0 before any
+// fetch large enough to measure it).
 double page_transfer_seconds();
 
 // Extent of the allocation holding addr: {start, bytes}; {nullptr, 0} outside the region.

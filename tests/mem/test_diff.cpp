@@ -65,7 +65,7 @@ Bytes operator+(Bytes a, const Bytes& b) {
 
 }  // namespace
 
-TEST_CASE("random pages: diffs match the reference encoder and reproduce the page") {
+TEST_CASE("random pages: diffs match the reference encoder and reproduce the page", "[kernel]") {
   std::mt19937_64 rng(1);
   for (double density : {0.0, 0.001, 0.01, 0.1, 0.5, 0.9, 1.0}) {
     for (std::size_t size : {page, std::size_t{8}, std::size_t{520}, std::size_t{8192}}) {
@@ -97,7 +97,7 @@ TEST_CASE("diff_encode appends to what the buffer holds") {
   CHECK(applied(Bytes(out.begin() + 2, out.end()), twin) == now);
 }
 
-TEST_CASE("a full-page diff is barely bigger than the page") {
+TEST_CASE("a full-page diff is barely bigger than the page", "[kernel]") {
   std::mt19937_64 rng(3);
   const Bytes twin(page), now(page, std::byte{1});
   const Bytes d = encode(twin, now);
@@ -105,7 +105,7 @@ TEST_CASE("a full-page diff is barely bigger than the page") {
   CHECK(applied(d, twin) == now);
 }
 
-TEST_CASE("single changed bytes at the start and the end of the page") {
+TEST_CASE("single changed bytes at the start and the end of the page", "[kernel]") {
   std::mt19937_64 rng(4);
   const Bytes twin = random_page(rng);
   for (std::size_t at : {std::size_t{0}, std::size_t{7}, std::size_t{8}, page - 8, page - 1}) {
@@ -117,7 +117,7 @@ TEST_CASE("single changed bytes at the start and the end of the page") {
   }
 }
 
-TEST_CASE("writers of the two halves of one word compose") {
+TEST_CASE("writers of the two halves of one word compose", "[kernel]") {
   std::mt19937_64 rng(11);
   const Bytes twin = random_page(rng);
   Bytes a = twin, b = twin, both = twin;
@@ -129,7 +129,7 @@ TEST_CASE("writers of the two halves of one word compose") {
   CHECK(applied(encode(twin, a), applied(encode(twin, b), twin)) == both);
 }
 
-TEST_CASE("successive diffs applied in order reproduce the final page") {
+TEST_CASE("successive diffs applied in order reproduce the final page", "[kernel]") {
   std::mt19937_64 rng(5);
   const Bytes start = random_page(rng);
   Bytes now = start, replica = start;
@@ -143,7 +143,7 @@ TEST_CASE("successive diffs applied in order reproduce the final page") {
   CHECK(replica == now);
 }
 
-TEST_CASE("diffs of writers of disjoint words compose in either order") {
+TEST_CASE("diffs of writers of disjoint words compose in either order", "[kernel]") {
   std::mt19937_64 rng(6);
   const Bytes twin = random_page(rng);
   Bytes a = twin, b = twin, both = twin;
@@ -156,7 +156,7 @@ TEST_CASE("diffs of writers of disjoint words compose in either order") {
   CHECK(applied(da, applied(db, twin)) == both);
 }
 
-TEST_CASE("malformed diffs are rejected without touching the page") {
+TEST_CASE("malformed diffs are rejected without touching the page", "[kernel]") {
   std::mt19937_64 rng(8);
   const Bytes twin = random_page(rng), now = modified(twin, 0.02, rng);
   const Bytes good = encode(twin, now);
