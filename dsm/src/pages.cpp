@@ -255,6 +255,16 @@ void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) 
   }
 }
 
+void take_whole(std::uint32_t first, std::uint32_t end) {
+  auto& s = state();
+  s.whole_runs.take(first, end, [&](std::uint32_t page, std::uint32_t proc, std::uint32_t idx) {
+    auto& pending = s.pages[page].pending;
+    if (pending.size() != 1 || pending[0].proc != proc || !pending[0].whole)
+      fatal("page %u is listed as pending whole from rank %u alone but has other changes pending", page, proc);
+    pending[0].idx = idx;
+  });
+}
+
 void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& s = state();
   std::vector<std::uint32_t> invalidated, revalidated;
@@ -265,41 +275,65 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     auto runs = interval.runs;
     if (!s.log.add(std::move(interval))) continue;
     const auto& stamp = s.log.get(proc, idx).vt;
-    for (const PageRun& run : runs)
-      for (std::uint32_t page = run.first; page < run.first + run.count; ++page) {
-        prefetch_page(s.pages, page + prefetch_distance);
-        auto& pg = s.pages[page];
-        if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
-          pg.twin.reset();
-          pg.kept = pg.dirty = false;
-        } else if (pg.twin) {
-          encode_twin(page);  // our own changes must survive as a diff
-        }
-        Notice n{proc, idx, run.whole != 0};
-        if (n.whole && !pg.valid && pg.pending.size() == 1 && pg.pending[0].proc == proc) {
-          pg.pending[0] = n;  // a held page's newer copy replaces the older: the common case
-          pg.last_writer = std::int32_t(proc);
-          continue;
-        }
-        if (n.whole)  // the whole page already holds every change that happened before it
-          pg.pending.erase(std::remove_if(pg.pending.begin(), pg.pending.end(),
-                                          [&](const Notice& o) { return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx; }),
-                           pg.pending.end());
-        pg.pending.push_back(n);
+    const auto note = [&](std::uint32_t page, const Notice& n) {
+      auto& pg = s.pages[page];
+      if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
+        pg.twin.reset();
+        pg.kept = pg.dirty = false;
+      } else if (pg.twin) {
+        encode_twin(page);  // our own changes must survive as a diff
+      }
+      if (n.whole && !pg.valid && pg.pending.size() == 1 && pg.pending[0].proc == proc) {
+        pg.pending[0] = n;  // a newer copy of the whole page replaces the older
         pg.last_writer = std::int32_t(proc);
-        if (pg.held) s.held_changed = true;
-        pg.held = false;
-        if (pg.valid) {
-          pg.valid = false;
-          invalidated.push_back(page);
+        return;
+      }
+      if (n.whole)  // the whole page already holds every change that happened before it
+        pg.pending.erase(std::remove_if(pg.pending.begin(), pg.pending.end(),
+                                        [&](const Notice& o) { return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx; }),
+                         pg.pending.end());
+      pg.pending.push_back(n);
+      pg.last_writer = std::int32_t(proc);
+      if (pg.held) s.held_changed = true;
+      pg.held = false;
+      if (pg.valid) {
+        pg.valid = false;
+        invalidated.push_back(page);
+      }
+    };
+    // Pages [first, end) not listed in whole_runs for proc, a page at a time. The pages a
+    // whole run leaves pending from proc alone are listed, so its next renewal skips them.
+    const auto note_pages = [&](std::uint32_t first, std::uint32_t end, bool whole) {
+      take_whole(first, end);
+      const Notice n{proc, idx, whole};
+      std::uint32_t listed_from = end;
+      for (std::uint32_t page = first; page < end; ++page) {
+        prefetch_page(s.pages, page + prefetch_distance);
+        note(page, n);
+        const auto& pg = s.pages[page];
+        const bool alone = whole && !pg.valid && pg.pending.size() == 1;
+        if (alone && listed_from == end) listed_from = page;
+        if (!alone && listed_from != end) {
+          s.whole_runs.add(proc, listed_from, page, idx);
+          listed_from = end;
         }
       }
+      s.whole_runs.add(proc, listed_from, end, idx);
+    };
+    for (const PageRun& run : runs) {
+      const std::uint32_t end = run.first + run.count;
+      if (run.whole)
+        s.whole_runs.renew(proc, run.first, end, idx, [&](std::uint32_t a, std::uint32_t b) { note_pages(a, b, true); });
+      else
+        note_pages(run.first, end, false);
+    }
   }
   // A push replaces the fetch only when it is all the page lacks (no own concurrent change,
   // no later change from a third rank).
   for (const Push& p : pushes) {
     auto& pg = s.pages[p.page];
     if (pg.valid) continue;
+    take_whole(p.page, p.page + 1);
     auto need = needed_changes(p.page);
     if (need.size() != 1 || need[0].proc != p.proc || need[0].idx != p.idx || !need[0].whole) continue;
     apply_change(p.page, need[0], p.data);
@@ -350,6 +384,10 @@ void make_valid(std::vector<std::uint32_t> pages) {
   std::map<std::uint64_t, std::vector<std::byte>> own;  // own diffs to re-apply
   {
     std::lock_guard lk(s.mu);
+    for (std::size_t i = 0, j = 1; i < pages.size(); i = j++) {  // runs of consecutive pages
+      while (j < pages.size() && pages[j] == pages[j - 1] + 1) ++j;
+      take_whole(pages[i], pages[j - 1] + 1);
+    }
     for (auto page : pages) {
       auto need = needed_changes(page);
       for (const Notice& n : need) {
@@ -574,6 +612,7 @@ void garbage_collect() {
   make_valid(std::move(all));
   barrier_with(0, true);
   std::lock_guard lk(s.mu);
+  if (!s.whole_runs.empty()) fatal("garbage collection left pages listed as pending whole");
   for (auto& pg : s.pages) {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
     if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start

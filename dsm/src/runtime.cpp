@@ -124,6 +124,7 @@ void init(int, char**) {
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
     s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
+    s.whole_runs = proto::WholeRuns(std::uint32_t(s.nprocs));
     s.tokens = std::vector<proto::LockToken>(lock_count);
     s.lock_last.assign(lock_count, 0);
     for (int l = 0; l < lock_count; ++l) {
@@ -228,6 +229,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     }
     {
       std::lock_guard lk(s.mu);
+      if (!whole.empty()) proto::take_whole(whole.front(), whole.back() + 1);
       for (auto p : whole)
         if (!s.pages[p].valid) {
           s.pages[p].pending.clear();

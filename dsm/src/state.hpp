@@ -27,6 +27,7 @@
 #include "region.hpp"
 #include "signal.hpp"
 #include "transport.hpp"
+#include "whole_runs.hpp"
 
 namespace dsm::proto {
 
@@ -158,6 +159,9 @@ struct State {
   };
   std::vector<Allocation> allocations;
   IntervalLog log{1};
+  // Invalid pages whose one pending notice is a whole page of another rank: that notice's
+  // interval is the one listed here, not the one in Page::pending (see take_whole).
+  WholeRuns whole_runs{1};
   std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
   std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
   std::vector<PageRun> held_runs;    // `held` as the last walk of it left it (close_interval)
@@ -214,6 +218,9 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
 // fetched, encoded into w as the barrier arrival carries them. Called with mu held.
 void encode_pushes(codec::Writer& w, const Interval* newest);
 void make_valid(std::vector<std::uint32_t> pages);
+// Gives the pages of [first, end) their pending whole notices back from whole_runs, before
+// anything reads or changes their `pending` or `valid`. Called with mu held.
+void take_whole(std::uint32_t first, std::uint32_t end);
 void open_for_write(std::span<const std::uint32_t> pages, bool whole);
 void serve_diff_request(int src, codec::Reader& r);
 void garbage_collect();

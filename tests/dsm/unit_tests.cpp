@@ -1,5 +1,5 @@
-// Unit tests of interval bookkeeping: runs, the log, ordering, and the wire decoders; the
-// statistics board's reader.
+// Unit tests of interval bookkeeping: runs, the log, ordering, the wire decoders and the
+// runs of pages pending whole; the statistics board's reader.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -9,9 +9,11 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <tuple>
 
 #include "board.hpp"
 #include "intervals.hpp"
+#include "whole_runs.hpp"
 
 using namespace dsm::proto;
 
@@ -118,6 +120,95 @@ TEST_CASE("application order is a linear extension for random histories") {
     for (std::size_t i = 0; i < order.size(); ++i)
       for (std::size_t j = i + 1; j < order.size(); ++j) CHECK_FALSE(happened_before(log, order[j], order[i]));
   }
+}
+
+namespace {
+
+// What WholeRuns lists, page by page: (proc, idx), or proc -1.
+using Listing = std::vector<std::pair<int, std::uint32_t>>;
+
+Listing listing(WholeRuns runs, std::uint32_t npages) {  // a copy: take empties it
+  Listing out(npages, {-1, 0});
+  runs.take(0, npages, [&](std::uint32_t page, std::uint32_t proc, std::uint32_t idx) {
+    REQUIRE(out[page].first == -1);
+    out[page] = {int(proc), idx};
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pages pending whole are renewed per run, handed back page by page, and rejoin") {
+  WholeRuns runs(2);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> other;
+  const auto record = [&](std::uint32_t a, std::uint32_t b) { other.emplace_back(a, b); };
+  runs.renew(1, 10, 20, 3, record);  // nothing listed yet: all of it goes page by page
+  CHECK(other == decltype(other){{10, 20}});
+  runs.add(1, 10, 20, 3);
+  other.clear();
+  runs.renew(1, 5, 25, 4, record);  // the listed middle is renewed, the edges are not listed
+  CHECK(other == decltype(other){{5, 10}, {20, 25}});
+  runs.add(1, 5, 10, 4);
+  runs.add(1, 20, 25, 4);
+  CHECK(runs.run_count() == 1);
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> taken;
+  runs.take(12, 14, [&](std::uint32_t page, std::uint32_t proc, std::uint32_t idx) { taken.emplace_back(page, proc, idx); });
+  CHECK(taken == decltype(taken){{12, 1, 4}, {13, 1, 4}});
+  CHECK(runs.run_count() == 2);
+  other.clear();
+  runs.renew(0, 0, 30, 9, record);  // another rank's run: none of proc 1's pages count
+  CHECK(other == decltype(other){{0, 30}});
+  runs.renew(1, 5, 25, 5, record);
+  runs.add(1, 12, 14, 5);
+  CHECK(runs.run_count() == 1);
+  const Listing l = listing(runs, 30);
+  for (std::uint32_t page = 0; page < 30; ++page)
+    CHECK(l[page] == (page >= 5 && page < 25 ? std::pair<int, std::uint32_t>{1, 5} : std::pair<int, std::uint32_t>{-1, 0}));
+}
+
+TEST_CASE("pages pending whole follow a page-by-page model under random operations") {
+  std::mt19937 rng(11);
+  const std::uint32_t P = 3, N = 64;
+  WholeRuns runs(P);
+  Listing model(N, {-1, 0});
+  for (int step = 0; step < 3000; ++step) {
+    std::uint32_t a = rng() % N, b = a + 1 + rng() % (N - a);
+    std::uint32_t proc = rng() % P, idx = std::uint32_t(step);
+    if (rng() % 3 == 0) {  // take: every listed page comes back once, with its interval
+      runs.take(a, b, [&](std::uint32_t page, std::uint32_t p, std::uint32_t i) {
+        REQUIRE(page >= a);
+        REQUIRE(page < b);
+        REQUIRE(model[page] == std::pair<int, std::uint32_t>{int(p), i});
+        model[page] = {-1, 0};
+      });
+      for (std::uint32_t page = a; page < b; ++page) REQUIRE(model[page].first == -1);
+      continue;
+    }
+    // renew, as the merge does: pages not listed for proc are taken from the others and
+    // some of them listed for proc.
+    std::uint32_t next = a;
+    runs.renew(proc, a, b, idx, [&](std::uint32_t x, std::uint32_t y) {
+      REQUIRE(x >= next);
+      REQUIRE(x < y);
+      REQUIRE(y <= b);
+      for (std::uint32_t page = next; page < x; ++page) REQUIRE(model[page].first == int(proc));
+      for (std::uint32_t page = x; page < y; ++page) REQUIRE(model[page].first != int(proc));
+      next = y;
+      runs.take(x, y, [&](std::uint32_t page, std::uint32_t, std::uint32_t) { model[page] = {-1, 0}; });
+      const std::uint32_t cut = x + rng() % (y - x + 1);
+      runs.add(proc, x, cut, idx);
+      for (std::uint32_t page = x; page < cut; ++page) model[page] = {int(proc), idx};
+    });
+    for (std::uint32_t page = next; page < b; ++page) REQUIRE(model[page].first == int(proc));
+    for (std::uint32_t page = a; page < b; ++page)
+      if (model[page].first == int(proc)) model[page].second = idx;
+    REQUIRE(listing(runs, N) == model);
+  }
+  // Maximal runs: one per stretch of pages listed alike.
+  std::size_t stretches = 0;
+  for (std::uint32_t page = 0; page < N; ++page)
+    stretches += model[page].first != -1 && (page == 0 || model[page] != model[page - 1]);
+  CHECK(runs.run_count() == stretches);
 }
 
 TEST_CASE("interval decoding rejects malformed input") {
