@@ -463,6 +463,28 @@ void make_valid(std::vector<std::uint32_t> pages) {
   protect(pages, mem::Prot::read);
 }
 
+void split_held(std::uint32_t first, std::uint32_t last,
+                const std::function<void(std::uint32_t, std::uint32_t, bool)>& part) {
+  auto& s = state();
+  // Between walks the runs are exact unless a hold began, ended or was lost (held_changed).
+  if (!s.held_changed) {
+    auto run = std::upper_bound(s.held_runs.begin(), s.held_runs.end(), first,
+                                [](std::uint32_t page, const PageRun& r) { return page < r.first + r.count; });
+    for (; run != s.held_runs.end() && run->first < last && first < last; ++run) {
+      const std::uint32_t a = std::max(first, run->first), b = std::min(last, run->first + run->count);
+      if (a > first) part(first, a, false);
+      part(a, b, true);
+      first = b;
+    }
+  }
+  if (first < last) part(first, last, false);
+}
+
+void renew_holds(std::uint32_t first, std::uint32_t last) {
+  auto& s = state();
+  for (std::uint32_t p = first; p < last; ++p) s.claims[p].held_epoch = s.epoch;
+}
+
 void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
   auto& s = state();
   std::vector<std::uint32_t> opened;

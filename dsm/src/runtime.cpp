@@ -245,10 +245,17 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     auto [inner_first, inner_last] = inner_pages(addr, bytes);
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
-  for (std::uint32_t p = first; p < last; ++p) {
-    proto::prefetch_page(s.pages, p + proto::prefetch_distance);
-    if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
-  }
+  // Held pages are valid and writable already: a loop over its own block touches no page.
+  proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
+    if (held) {
+      if (mode != Mode::read) proto::renew_holds(a, b);
+      return;
+    }
+    for (std::uint32_t p = a; p < b; ++p) {
+      proto::prefetch_page(s.pages, p + proto::prefetch_distance);
+      if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
+    }
+  });
   proto::make_valid(pages);
   if (mode != Mode::read) proto::open_for_write(pages, false);
 }

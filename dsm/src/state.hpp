@@ -13,6 +13,7 @@
 #include <boost/container/small_vector.hpp>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -218,6 +219,13 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
 // fetched, encoded into w as the barrier arrival carries them. Called with mu held.
 void encode_pushes(codec::Writer& w, const Interval* newest);
 void make_valid(std::vector<std::uint32_t> pages);
+// Calls part(first, end, held) for the parts of [first, last) in page order, held when
+// this rank surely holds every page of the part (valid, writable, announced whole at every
+// barrier), known from the runs of the last walk of the holds without touching the pages.
+void split_held(std::uint32_t first, std::uint32_t last,
+                const std::function<void(std::uint32_t, std::uint32_t, bool)>& part);
+// What opening held pages [first, last) for writing comes to: their holds are renewed.
+void renew_holds(std::uint32_t first, std::uint32_t last);
 // Gives the pages of [first, end) their pending whole notices back from whole_runs, before
 // anything reads or changes their `pending` or `valid`. Called with mu held.
 void take_whole(std::uint32_t first, std::uint32_t end);
