@@ -283,11 +283,6 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       } else if (pg.twin) {
         encode_twin(page);  // our own changes must survive as a diff
       }
-      if (n.whole && !pg.valid && pg.pending.size() == 1 && pg.pending[0].proc == proc) {
-        pg.pending[0] = n;  // a newer copy of the whole page replaces the older
-        pg.last_writer = std::int32_t(proc);
-        return;
-      }
       if (n.whole)  // the whole page already holds every change that happened before it
         pg.pending.erase(std::remove_if(pg.pending.begin(), pg.pending.end(),
                                         [&](const Notice& o) { return o.proc == proc ? o.idx < idx : stamp[o.proc] > o.idx; }),
