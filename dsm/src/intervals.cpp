@@ -56,6 +56,8 @@ Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t n
     PageRun run{r.get<std::uint32_t>(), r.get<std::uint32_t>(), r.get<std::uint8_t>()};
     if (run.count == 0 || run.first >= npages || run.count > npages - run.first || run.whole > 1)
       throw codec::DecodeError("write notice outside the shared heap");
+    if (!in.runs.empty() && run.first < in.runs.back().first + in.runs.back().count)
+      throw codec::DecodeError("write notices out of page order");
     in.runs.push_back(run);
   }
   return in;
@@ -111,10 +113,11 @@ void IntervalLog::clear() {
   bytes_ = 0;
 }
 
-bool written_whole(const Interval& in, std::uint32_t page) {
-  for (const PageRun& run : in.runs)
-    if (run.whole && page >= run.first && page - run.first < run.count) return true;
-  return false;
+std::optional<bool> written(const Interval& in, std::uint32_t page) {
+  auto run = std::upper_bound(in.runs.begin(), in.runs.end(), page,
+                              [](std::uint32_t p, const PageRun& r) { return p < r.first + r.count; });
+  if (run == in.runs.end() || page < run->first) return std::nullopt;
+  return run->whole;
 }
 
 bool happened_before(const IntervalLog& log, const Notice& a, const Notice& b) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -78,8 +79,9 @@ class IntervalLog {
   std::size_t bytes_ = 0;
 };
 
-// True when `in` announces `page` as a whole page (written without a twin).
-bool written_whole(const Interval& in, std::uint32_t page);
+// How `in` announces `page`: true as a whole page (written without a twin), false as a
+// diff, none when it does not list the page.
+std::optional<bool> written(const Interval& in, std::uint32_t page);
 
 // True when notice a's interval happened before notice b's.
 bool happened_before(const IntervalLog& log, const Notice& a, const Notice& b);

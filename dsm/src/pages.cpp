@@ -95,9 +95,9 @@ constexpr std::uint32_t push_barriers = 64;
 // byte and 8 data bytes per word.
 constexpr std::size_t max_page_diff = mem::page_size / 8 * 9 + 4;
 
-// Only a request for a few whole pages (a halo) registers its reader: a bulk fetch (a block
-// that moved to another rank) is a one-off, and pushing it back at every barrier would
-// copy megabytes for nothing.
+// Only a request for a few pages (a halo) registers its reader: a bulk fetch (a block that
+// moved to another rank) is a one-off, and pushing it back at every barrier would copy
+// megabytes for nothing.
 constexpr std::size_t max_halo_pages = 16;
 
 // A held page stays writable for this many barriers after the last loop that opened it, so
@@ -323,14 +323,15 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
         note_pages(run.first, end, false);
     }
   }
-  // A push replaces the fetch only when it is all the page lacks (no own concurrent change,
-  // no later change from a third rank).
+  // A push replaces the fetch only when it is all the page lacks (no later change from a
+  // third rank; a whole page, no own concurrent change either). A diff goes onto this
+  // rank's own concurrent writes, whose diff `note` kept.
   for (const Push& p : pushes) {
     auto& pg = s.pages[p.page];
     if (pg.valid) continue;
     take_whole(p.page, p.page + 1);
     auto need = needed_changes(p.page);
-    if (need.size() != 1 || need[0].proc != p.proc || need[0].idx != p.idx || !need[0].whole) continue;
+    if (need.size() != 1 || need[0].proc != p.proc || need[0].idx != p.idx || need[0].whole != p.whole) continue;
     apply_change(p.page, need[0], p.data);
     pg.pending.clear();
     pg.valid = true;
@@ -345,21 +346,33 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
 
 void encode_pushes(codec::Writer& w, const Interval* newest) {
   auto& s = state();
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;  // (reader, page)
+  struct Out {
+    std::uint32_t reader, page;
+    bool whole;
+  };
+  std::vector<Out> out;
   if (newest)
     for (std::uint32_t page : s.read_pages) {
-      auto& readers = s.pages[page].readers;
-      if (!written_whole(*newest, page)) continue;
-      for (auto& r : readers) out.push_back({r.rank, page});
-      for (auto& r : readers) --r.left;
-      std::erase_if(readers, [](const Page::Reader& r) { return r.left == 0; });
+      const std::optional<bool> whole = written(*newest, page);
+      if (!whole) continue;
+      auto& pg = s.pages[page];
+      // The diff is stored now rather than at the page's next write: the push carries it.
+      if (!*whole && !s.diffs.contains(diff_key(page, newest->idx))) {
+        if (!pg.twin || pg.twin_idx != newest->idx) continue;
+        encode_twin(page);
+      }
+      for (auto& r : pg.readers) out.push_back({r.rank, page, *whole});
+      for (auto& r : pg.readers) --r.left;
+      std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
   std::erase_if(s.read_pages, [&](std::uint32_t page) { return s.pages[page].readers.empty(); });
   w.put<std::uint32_t>(std::uint32_t(out.size()));
-  for (auto [reader, page] : out) {
-    w.put(reader);
-    w.put(page);
-    w.bytes(std::span(alias_page(page), mem::page_size));
+  for (const Out& o : out) {
+    w.put(o.reader);
+    w.put(o.page);
+    w.put<std::uint8_t>(o.whole);
+    if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
+    else w.bytes(s.diffs.at(diff_key(o.page, newest->idx)));
   }
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
 }
@@ -585,8 +598,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     }
     size += 13 + it.data.size();
   }
-  const bool halo = std::count_if(items.begin(), items.end(), [](const Item& it) { return it.whole; }) <=
-                    std::ptrdiff_t(max_halo_pages);
+  const bool halo = items.size() <= max_halo_pages;
   mem::reserve_populated(w.buffer(), size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
@@ -595,6 +607,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.page);
     w.put(it.idx);
     w.put(it.whole);
+    if (halo) register_reader(it.page, std::uint32_t(src));
     if (it.from_twin) {
       auto& out = w.buffer();
       const std::size_t at = out.size();
@@ -604,9 +617,7 @@ void serve_diff_request(int src, codec::Reader& r) {
       continue;
     }
     w.bytes(it.data);
-    if (!it.whole) continue;
-    if (halo) register_reader(it.page, std::uint32_t(src));
-    stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
+    if (it.whole) stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
   }
   lk.unlock();
   s.net->send_owned(src, diff_reply, w.take());

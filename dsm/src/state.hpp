@@ -40,9 +40,9 @@ enum Msg : std::uint16_t {
   lock_forward = 4,   // u32 lock, u32 requester, vt     (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
   barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
-                      // u32 n, n x (u32 reader, u32 page, bytes)   (pushes, see Page::readers)
+                      // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
   barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
-                      // u32 n, n x (u32 writer, u32 idx, u32 page, bytes)
+                      // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
 };
@@ -75,9 +75,10 @@ struct alignas(64) Page {
   bool kept = false;
   std::uint32_t idle = 0;               // interval ends a kept page went unchanged
   std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
-  // Ranks that fetched this page whole from us (we hold it): at each barrier the page goes
-  // to them with the barrier's departure, so they need neither an invalidation nor a fetch
-  // for a boundary they read every time. Each fetch renews `left` barriers of pushes.
+  // Ranks that fetched this page from us in a small request (a halo): at each barrier where
+  // our newest interval changed it, the change (the whole page, or its diff when another
+  // rank writes the page too) goes to them with the barrier's departure, so they need no
+  // fetch for a boundary they read every time. Each fetch renews `left` barriers of pushes.
   struct Reader {
     std::uint32_t rank;
     std::uint32_t left;
@@ -96,9 +97,11 @@ struct Claim {
   std::uint64_t held_epoch = 0;  // while held here (Page::held): last epoch a loop opened it
 };
 
-// A page pushed with a barrier: its contents at the end of interval `idx` of rank `proc`.
+// A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
+// at that interval's end, or that interval's diff of it.
 struct Push {
   std::uint32_t proc, idx, page;
+  bool whole;
   std::span<const std::byte> data;
 };
 
@@ -215,8 +218,8 @@ void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
 // At every acquire: learn intervals, invalidate pages. A pushed page whose only missing
 // change is its push is updated in place instead.
 void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
-// Pushes of the whole pages of `newest` (this rank's newest interval, or none) that readers
-// fetched, encoded into w as the barrier arrival carries them. Called with mu held.
+// Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
+// readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
 void encode_pushes(codec::Writer& w, const Interval* newest);
 void make_valid(std::vector<std::uint32_t> pages);
 // Calls part(first, end, held) for the parts of [first, last) in page order, held when

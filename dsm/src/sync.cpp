@@ -73,14 +73,16 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   auto blob = r.bytes();
   auto alloc = r.get<std::uint64_t>();
   auto bytes = r.get<std::uint64_t>();
-  std::vector<std::pair<std::uint32_t, Push>> pushes(r.count(12));
+  std::vector<std::pair<std::uint32_t, Push>> pushes(r.count(13));
   for (auto& [reader, push] : pushes) {
     reader = r.get<std::uint32_t>();
     push.page = r.get<std::uint32_t>();
+    push.whole = r.get<std::uint8_t>() != 0;
     push.data = r.bytes();
-    // A push is a whole page of the sender's newest interval, for another rank.
-    if (reader >= std::uint32_t(s.nprocs) || reader == std::uint32_t(src) || push.data.size() != mem::page_size ||
-        list.empty() || !written_whole(list.back(), push.page))
+    // A push is a change of the sender's newest interval, as that interval announces it, for
+    // another rank. (A diff's contents are checked where it is applied.)
+    if (reader >= std::uint32_t(s.nprocs) || reader == std::uint32_t(src) || list.empty() ||
+        written(list.back(), push.page) != push.whole || (push.whole && push.data.size() != mem::page_size))
       throw codec::DecodeError("barrier arrival with a malformed page push");
     push.proc = std::uint32_t(src);
     push.idx = list.back().idx;
@@ -127,6 +129,7 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
       w.put(p->proc);
       w.put(p->idx);
       w.put(p->page);
+      w.put<std::uint8_t>(p->whole);
       w.bytes(p->data);
     }
     s.net->send(r2, barrier_depart, w.buffer());
@@ -205,13 +208,14 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
       }
       gc = r.get<std::uint8_t>();
       mismatch = r.get<std::uint8_t>();
-      std::vector<Push> pushes(r.count(16));
+      std::vector<Push> pushes(r.count(17));
       for (auto& p : pushes) {
         p.proc = r.get<std::uint32_t>();
         p.idx = r.get<std::uint32_t>();
         p.page = r.get<std::uint32_t>();
+        p.whole = r.get<std::uint8_t>() != 0;
         p.data = r.bytes();
-        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap_pages || p.data.size() != mem::page_size)
+        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap_pages || (p.whole && p.data.size() != mem::page_size))
           throw codec::DecodeError("malformed page push");
       }
       r.expect_end();

@@ -3,6 +3,7 @@
 #include <dsm/dsm.hpp>
 
 #include "runtime_hooks.hpp"
+#include "stats.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -259,6 +260,35 @@ void boundary(int phases) {
   }
 }
 
+// False sharing at a block edge, as a naive split of a stencil makes it: page r is written
+// half by rank r and half by rank r+1 (with twins) in every phase, and both read all of it
+// after the barrier. After a reader's first fetch, the writer's diff comes pushed with the
+// barrier: the phases must run with far fewer fetches than one per shared page.
+void shared_edge(int phases) {
+  const long half = 4096 / 8 / 2;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(std::max(P - 1, 1) * 2 * half);
+  std::vector<std::uint64_t> model(std::max(P - 1, 1) * 2 * half, 0);
+  const auto fetches_before = dsm::stats::counters().fetch_requests.load();
+  for (int phase = 1; phase <= phases; ++phase) {
+    for (int page = 0; page + 1 < P; ++page)
+      for (long w = 0; w < 2 * half; ++w) {
+        const int writer = w < half ? page : page + 1;
+        const long at = page * 2 * half + w;
+        model[at] = std::uint64_t(phase) << 32 | std::uint64_t(at);
+        if (writer == me) sh[at] = model[at];
+      }
+    dsm::barrier();
+    for (int page = me - 1; page <= me; ++page)
+      if (page >= 0 && page + 1 < P)
+        for (long at = page * 2 * half; at < (page + 1) * 2 * half; ++at)
+          expect(sh[at] == model[at], "shared edge", at, long(sh[at]), long(model[at]));
+    dsm::barrier();
+  }
+  const long fetches = long(dsm::stats::counters().fetch_requests.load() - fetches_before);
+  expect(fetches <= phases / 8, "fetches for the shared edges", me, fetches, phases / 8);
+}
+
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
 // each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
 // longer than a kept page waits, close them); every rank increments a counter in page 0
@@ -371,6 +401,8 @@ int main(int argc, char** argv) {
     page_cost();
   } else if (mode == "kept") {
     kept(120);
+  } else if (mode == "shared_edge") {
+    shared_edge(120);
   } else if (mode == "boundary") {
     boundary(60);
   } else if (mode == "own_bad_rank") {
