@@ -323,21 +323,32 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
         note_pages(run.first, end, false);
     }
   }
-  // A push replaces the fetch only when it is all the page lacks (no later change from a
-  // third rank; a whole page, no own concurrent change either). A diff goes onto this
-  // rank's own concurrent writes, whose diff `note` kept.
-  for (const Push& p : pushes) {
-    auto& pg = s.pages[p.page];
+  // Pushes replace the fetch only when they are all the page lacks (no change from a rank
+  // that did not push; no own change to apply again after a whole page). Diffs go onto this
+  // rank's own concurrent writes, whose diff `note` kept. A page several ranks write gets
+  // one push from each.
+  std::map<std::uint32_t, std::vector<const Push*>> by_page;
+  for (const Push& p : pushes) by_page[p.page].push_back(&p);
+  for (const auto& [page, pushed] : by_page) {
+    auto& pg = s.pages[page];
     if (pg.valid) continue;
-    take_whole(p.page, p.page + 1);
-    auto need = needed_changes(p.page);
-    if (need.size() != 1 || need[0].proc != p.proc || need[0].idx != p.idx || need[0].whole != p.whole) continue;
-    apply_change(p.page, need[0], p.data);
+    take_whole(page, page + 1);
+    const auto need = needed_changes(page);
+    std::vector<const Push*> order;
+    for (const Notice& n : need) {
+      auto p = std::find_if(pushed.begin(), pushed.end(), [&](const Push* p) {
+        return p->proc == n.proc && p->idx == n.idx && p->whole == n.whole;
+      });
+      if (p == pushed.end()) break;
+      order.push_back(*p);
+    }
+    if (order.empty() || order.size() != need.size()) continue;
+    for (std::size_t i = 0; i < need.size(); ++i) apply_change(page, need[i], order[i]->data);
     pg.pending.clear();
     pg.valid = true;
     // Closed before this merge, or writable (kept open until this merge closed it): opened
     // for reading only.
-    if (pg.prot != mem::Prot::read) revalidated.push_back(p.page);
+    if (pg.prot != mem::Prot::read) revalidated.push_back(page);
   }
   std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
   protect(invalidated, mem::Prot::none);
