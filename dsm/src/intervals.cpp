@@ -113,9 +113,13 @@ void IntervalLog::clear() {
   bytes_ = 0;
 }
 
+std::vector<PageRun>::const_iterator run_ending_after(const std::vector<PageRun>& runs, std::uint32_t page) {
+  return std::upper_bound(runs.begin(), runs.end(), page,
+                          [](std::uint32_t p, const PageRun& r) { return p < r.first + r.count; });
+}
+
 std::optional<bool> written(const Interval& in, std::uint32_t page) {
-  auto run = std::upper_bound(in.runs.begin(), in.runs.end(), page,
-                              [](std::uint32_t p, const PageRun& r) { return p < r.first + r.count; });
+  auto run = run_ending_after(in.runs, page);
   if (run == in.runs.end() || page < run->first) return std::nullopt;
   return run->whole;
 }

@@ -24,6 +24,10 @@ struct PageRun {
   std::uint8_t whole;
 };
 
+// The first of `runs` (in page order, disjoint) that ends after `page`: the one holding it,
+// if any holds it.
+std::vector<PageRun>::const_iterator run_ending_after(const std::vector<PageRun>& runs, std::uint32_t page);
+
 struct Interval {
   std::uint32_t proc = 0;
   std::uint32_t idx = 0;

@@ -342,7 +342,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       if (p == pushed.end()) break;
       order.push_back(*p);
     }
-    if (order.empty() || order.size() != need.size()) continue;
+    if (need.empty() || order.size() != need.size()) continue;
     for (std::size_t i = 0; i < need.size(); ++i) apply_change(page, need[i], order[i]->data);
     pg.pending.clear();
     pg.valid = true;
@@ -487,9 +487,8 @@ void split_held(std::uint32_t first, std::uint32_t last,
   auto& s = state();
   // Between walks the runs are exact unless a hold began, ended or was lost (held_changed).
   if (!s.held_changed) {
-    auto run = std::upper_bound(s.held_runs.begin(), s.held_runs.end(), first,
-                                [](std::uint32_t page, const PageRun& r) { return page < r.first + r.count; });
-    for (; run != s.held_runs.end() && run->first < last && first < last; ++run) {
+    for (auto run = run_ending_after(s.held_runs, first); run != s.held_runs.end() && run->first < last && first < last;
+         ++run) {
       const std::uint32_t a = std::max(first, run->first), b = std::min(last, run->first + run->count);
       if (a > first) part(first, a, false);
       part(a, b, true);

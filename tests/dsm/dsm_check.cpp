@@ -267,8 +267,9 @@ void boundary(int phases) {
 void shared_edge(int phases) {
   const long half = 4096 / 8 / 2;
   const int me = dsm::rank(), P = dsm::nprocs();
-  auto* sh = dsm::alloc<std::uint64_t>(std::max(P - 1, 1) * 2 * half);
-  std::vector<std::uint64_t> model(std::max(P - 1, 1) * 2 * half, 0);
+  const long n = std::max(P - 1, 1) * 2 * half;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n, 0);
   const auto fetches_before = dsm::stats::counters().fetch_requests.load();
   for (int phase = 1; phase <= phases; ++phase) {
     for (int page = 0; page + 1 < P; ++page)
