@@ -46,6 +46,10 @@ struct Options {
   bool bulk_write = true;  // open the write sections in bulk before the loop
   bool exclusive = true;   // claim pages that only one rank writes (no twins, no diffs)
   int horizon = 10;         // fewest executions over which a saving is counted (t_stable)
+  // Fraction of its share of a core that other programs also use which a rank's ranges can
+  // count on: the share is a long-run average, and the other program keeps the core for a
+  // whole time slice, longer than the execution that must end at the next barrier.
+  double headroom = 0.6;
 };
 
 // Parses a policy name (static|shift|multi|locality|fgdls|auto); throws
@@ -53,8 +57,8 @@ struct Options {
 Policy parse_policy(const std::string& name, const std::string& what);
 const char* policy_name(Policy p);
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE, DSM_LB_PREFETCH,
-// DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1). Throws
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
+// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1). Throws
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 

@@ -510,13 +510,18 @@ void Plan::publish() {
   // beyond CPU and core). The share is the smaller of what its thread got since its last loop
   // (CPU over CPU plus waiting for the core), which a rank that sleeps at barriers
   // overstates, and, for a rank bound to one core, what it could keep against the others on
-  // that core (CoreShare).
+  // that core (CoreShare). Of a core shared with other programs, the ranges count on the
+  // headroom's part of that share only: the share is what the rank gets on average, not
+  // when it needs the core before the next barrier.
   const SchedTimes sched = sched_times(g.read_waiting);
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
   const std::optional<double> core = g.core_share.update();
-  const double share = std::max(std::min(got, core.value_or(1.0)), 0.05);
-  g.read_waiting = !core || *core < 1.0;
+  const bool shared = core && *core < 1.0;
+  const double share =
+      std::max(std::min(got, core.value_or(1.0)) * (shared ? run_options().headroom : 1.0), 0.05);
+  g.read_waiting = !core || shared;
+  detail::set_core_shared(shared);
   g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)

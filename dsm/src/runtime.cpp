@@ -121,6 +121,7 @@ void init(int, char**) {
     // the rank they wait for needs: by default they sleep at once.
     if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
     s.poll_ns = env_size("DSM_POLL_US", s.poll_ns / 1000) * 1000;
+    s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
     s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
@@ -326,6 +327,17 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes) {
 }
 
 double page_transfer_seconds() { return state().page_seconds.value(); }
+
+void set_core_shared(bool shared) {
+  auto& s = state();
+  const std::uint64_t poll_ns = shared ? 0 : s.configured_poll_ns;
+  if (!s.net || poll_ns == s.poll_ns) return;
+  s.poll_ns = poll_ns;
+  // A rank that does not poll counts as waiting at all times (as dsm::init sets it up), and
+  // looks once for lazy messages that came before it said so.
+  s.net->set_waiting(poll_ns == 0);
+  if (poll_ns == 0) s.net->poll();
+}
 
 Extent allocation_of(const void* addr) {
   auto& s = state();

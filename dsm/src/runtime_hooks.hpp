@@ -32,6 +32,12 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes);
 // fetch large enough to measure it).
 double page_transfer_seconds();
 
+// Tells the runtime whether another program uses this rank's core. A rank that polls while
+// it waits spends its share of such a core, which its ranges need: it sleeps at once instead
+// (the other program runs meanwhile, and the woken rank gets the core back first), and polls
+// for DSM_POLL_US again once the core is its own.
+void set_core_shared(bool shared);
+
 // Extent of the allocation holding addr: {start, bytes}; {nullptr, 0} outside the region.
 struct Extent {
   void* start;

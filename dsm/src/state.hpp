@@ -191,6 +191,7 @@ struct State {
   bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
   std::uint64_t poll_ns = 300'000;  // how long a waiting application thread polls (DSM_POLL_US)
+  std::uint64_t configured_poll_ns = 300'000;  // poll_ns while no other program shares the core
 };
 
 State& state();

@@ -99,6 +99,12 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_WARMUP"));
   env = {{"DSM_LB_THRESHOLD", "-1"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_THRESHOLD"));
+  env = {{"DSM_LB_HEADROOM", "0.8"}};
+  CHECK(options_from(get).headroom == 0.8);
+  env = {{"DSM_LB_HEADROOM", "0"}};  // a rank would count on nothing of a shared core
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_HEADROOM"));
+  env = {{"DSM_LB_HEADROOM", "1.5"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_HEADROOM"));
 }
 
 TEST_CASE("equal blocks and index ranges") {

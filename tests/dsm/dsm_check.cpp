@@ -126,7 +126,10 @@ void stencil() {
 // (same seed), checked against a sequential model of release consistency: in each phase
 // every byte has at most one writer (race-free), lock-protected slots get additions (whose
 // total does not depend on the order), and after each barrier every byte must match.
-void randomized(unsigned seed, int phases) {
+// With `flap`, each rank also says at random moments, with its own random stream, that
+// another program shares its core or no longer does: waits then switch between polling and
+// sleeping at once, in every state of the protocol.
+void randomized(unsigned seed, int phases, bool flap = false) {
   const long bytes = 64 * 4096 + 123;
   const int slots = 16;
   auto* sh_mem = dsm::alloc<std::uint8_t>(bytes);
@@ -134,7 +137,10 @@ void randomized(unsigned seed, int phases) {
   std::vector<std::uint8_t> model(bytes, 0);
   std::vector<long> slot_model(slots, 0);
   const int me = dsm::rank(), P = dsm::nprocs();
-  std::mt19937 rng(seed);
+  std::mt19937 rng(seed), own_rng(seed * 31 + unsigned(me));
+  auto maybe_flap = [&] {
+    if (flap && own_rng() % 3 == 0) dsm::detail::set_core_shared(own_rng() % 2 == 0);
+  };
   for (int phase = 0; phase < phases; ++phase) {
     // Runs of bytes with random owners. The first owner of a byte in a phase keeps it for
     // the phase (other owners skip it), so no byte is written by two ranks between barriers.
@@ -147,6 +153,7 @@ void randomized(unsigned seed, int phases) {
       std::uint8_t value = std::uint8_t(rng());
       const bool prefetch = rng() % 3 == 0;  // drawn on every rank: the streams stay equal
       if (owner == me && prefetch) dsm::prefetch(sh_mem + at, len, dsm::Mode::write);
+      maybe_flap();
       for (long i = at; i < at + len; ++i) {
         if (phase_owner[i] != -1 && phase_owner[i] != owner) continue;
         phase_owner[i] = owner;
@@ -160,12 +167,14 @@ void randomized(unsigned seed, int phases) {
       int who = int(rng() % P), slot = int(rng() % slots);
       long add = long(rng() % 1000);
       if (who == me) {
+        maybe_flap();
         dsm::lock_acquire(slot);
         sh_slot[slot] += add;
         dsm::lock_release(slot);
       }
       slot_model[slot] += add;
     }
+    maybe_flap();
     dsm::barrier();
     // Reads only sometimes, so some pages stay invalid across phases with many notices.
     if (rng() % 2 == 0 || phase + 1 == phases) {
@@ -389,6 +398,8 @@ int main(int argc, char** argv) {
   else if (mode == "stencil") stencil();
   else if (mode == "random") {
     for (unsigned seed = 1; seed <= 6; ++seed) randomized(seed, 30);
+  } else if (mode == "core_shared") {
+    for (unsigned seed = 1; seed <= 4; ++seed) randomized(seed, 30, true);
   } else if (mode == "broken_promise") {  // two ranks promise to write one page alone
     auto* sh = dsm::alloc<std::uint64_t>(512);
     if (dsm::rank() < 2) {
