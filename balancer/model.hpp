@@ -46,9 +46,10 @@ struct Options {
   bool bulk_write = true;  // open the write sections in bulk before the loop
   bool exclusive = true;   // claim pages that only one rank writes (no twins, no diffs)
   int horizon = 10;         // fewest executions over which a saving is counted (t_stable)
-  // Fraction of its share of a core that other programs also use which a rank's ranges can
-  // count on: the share is a long-run average, and the other program keeps the core for a
-  // whole time slice, longer than the execution that must end at the next barrier.
+  // Fraction of its share of a core that other programs also use which a rank's short ranges
+  // (a few milliseconds to the next barrier) can count on: the share is a long-run average,
+  // and the other program keeps the core for a whole time slice at a time. Ranges of 10 ms
+  // and more count on all of it.
   double headroom = 0.6;
 };
 

@@ -21,6 +21,7 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -510,16 +511,22 @@ void Plan::publish() {
   // beyond CPU and core). The share is the smaller of what its thread got since its last loop
   // (CPU over CPU plus waiting for the core), which a rank that sleeps at barriers
   // overstates, and, for a rank bound to one core, what it could keep against the others on
-  // that core (CoreShare). Of a core shared with other programs, the ranges count on the
-  // headroom's part of that share only: the share is what the rank gets on average, not
-  // when it needs the core before the next barrier.
+  // that core (CoreShare). The share is what the rank gets on average; the other program
+  // keeps the core for a time slice at a time (a 4 ms tick at HZ=250), so ranges that must
+  // end by a barrier a few milliseconds away count on the headroom's part of it, and ranges
+  // that take `long_execution` or more at that share count on all of it.
   const SchedTimes sched = sched_times(g.read_waiting);
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
   const std::optional<double> core = g.core_share.update();
   const bool shared = core && *core < 1.0;
-  const double share =
-      std::max(std::min(got, core.value_or(1.0)) * (shared ? run_options().headroom : 1.0), 0.05);
+  double share = std::max(std::min(got, core.value_or(1.0)), 0.05);
+  if (shared) {
+    constexpr double long_execution = 10e-3;
+    const double needs = std::accumulate(cpu_.begin(), cpu_.end(), 0.0) / share;
+    const double headroom = run_options().headroom;
+    share *= headroom + (1 - headroom) * std::min(1.0, needs / long_execution);
+  }
   g.read_waiting = !core || shared;
   detail::set_core_shared(shared);
   g.last_sched = sched;
