@@ -191,6 +191,10 @@ struct Transport::Impl {
     Op* op;
     std::size_t len;
     bool error;
+    // An eager message copied out of its receive buffer by a thread waiting to send (the
+    // buffer is posted again at once): its bytes, and op no longer describes it.
+    bool copied = false;
+    std::vector<std::byte> copy;
   };
   struct Pending {  // a message that must wait for an earlier one from the same source
     std::uint16_t type;
@@ -228,7 +232,7 @@ struct Transport::Impl {
   std::vector<fi_addr_t> peers;
   std::size_t inject_size = 0;
 
-  std::mutex tx_mu;  // sequence numbers and the order of posts
+  std::mutex tx_mu;  // sequence numbers
   std::vector<std::uint64_t> next_seq;
   std::mutex pool_mu;
   std::vector<int> free_tx;
@@ -250,6 +254,7 @@ struct Transport::Impl {
   std::vector<Source> sources;
   Handler handler;
   std::mutex dispatch_mu;  // one thread at a time receives and dispatches: FIFO per source
+  bool held_back = false;  // under dispatch_mu: messages taken in but not delivered
   std::thread service;
   std::atomic<bool> stop{false};
   Traffic own_traffic;
@@ -268,10 +273,11 @@ struct Transport::Impl {
   void block(long timeout_ns);
   void serve();
   bool poll();
+  void keep_receiving();
   bool drain_ready();
   bool drain_self();
-  void on_eager(Op& op, std::size_t len);
-  void on_large_done(Op& op, std::size_t len);
+  void on_eager(std::span<const std::byte> msg, bool deliver = true);
+  void on_large_done(Op& op, std::size_t len, bool deliver = true);
   void deliver_in_order(std::uint32_t src);
   void dispatch(int src, std::uint16_t type, std::span<const std::byte> payload);
   void reject(const std::string& why);
@@ -422,6 +428,7 @@ void Transport::Impl::post(const char* what, Call call) {
     if (rc == 0) return;
     if (rc != -FI_EAGAIN) fail(what, static_cast<int>(rc));
     progress();
+    keep_receiving();
     backoff(round);
   }
 }
@@ -445,12 +452,12 @@ std::size_t Transport::Impl::progress() {
       if (err.err != FI_ECANCELED)
         std::fprintf(stderr, "dsm: rank %d: transfer failed: %s\n", env.rank,
                      fi_cq_strerror(cq.p, err.prov_errno, err.err_data, nullptr, 0));
-      done.push_back({static_cast<Op*>(err.op_context), 0, true});
+      done.push_back({static_cast<Op*>(err.op_context), 0, true, false, {}});
     }
   } else if (n < 0 && n != -FI_EAGAIN) {
     fail("fi_cq_read", static_cast<int>(n));
   }
-  for (ssize_t i = 0; i < n; ++i) done.push_back({static_cast<Op*>(entries[i].op_context), entries[i].len, false});
+  for (ssize_t i = 0; i < n; ++i) done.push_back({static_cast<Op*>(entries[i].op_context), entries[i].len, false, false, {}});
   bool queued = false;
   for (const Completion& c : done) {
     switch (c.op->kind) {
@@ -589,20 +596,76 @@ bool Transport::Impl::poll() {
   return any;
 }
 
+// A thread that waits for room to send keeps this rank receiving, so that a peer whose
+// sends to us wait for our receive buffers (or, for a large message, for the receive we post
+// when its header is taken in) can make the room ours wait for; otherwise two ranks that
+// send to each other at once (replies to each other's requests) would wait for ever. The
+// dispatching thread takes the waiting messages in (their order restored, large receives
+// posted) and delivers them once the handler it is in returns; another thread copies them
+// out of their buffers for the dispatching thread. Either way the buffers are posted again.
+void Transport::Impl::keep_receiving() {
+  static thread_local bool inside = false;  // posting a receive may wait, and come back here
+  if (inside) return;
+  inside = true;
+  std::deque<Completion> taken;
+  std::vector<int> repost;
+  {
+    std::lock_guard lock(ready_mu);
+    if (serving == this) {
+      taken.swap(ready);
+    } else {
+      for (Completion& c : ready) {
+        if (c.copied || c.error || c.op->kind != Op::rx_eager) continue;
+        const std::byte* at = rx_pool.data() + c.op->index * eager_limit;
+        c.copy.assign(at, at + c.len);
+        c.copied = true;
+        repost.push_back(c.op->index);
+      }
+    }
+  }
+  for (Completion& c : taken) {
+    if (c.copied) {
+      on_eager(c.copy, false);
+    } else if (c.op->kind == Op::rx_eager) {
+      if (c.error) reject("receive error");
+      else on_eager({rx_pool.data() + c.op->index * eager_limit, c.len}, false);
+      repost.push_back(c.op->index);
+    } else {
+      in_flight.fetch_sub(1);
+      on_large_done(*c.op, c.error ? SIZE_MAX : c.len, false);
+    }
+  }
+  held_back = held_back || !taken.empty();
+  for (int i : repost) post_rx(i);
+  inside = false;
+}
+
 bool Transport::Impl::drain_ready() {
   bool any = false;
   for (;;) {
     Completion c;
+    bool got = false;
     {
       std::lock_guard lock(ready_mu);
-      if (ready.empty()) return any;
-      c = ready.front();
-      ready.pop_front();
+      if (!ready.empty()) {
+        c = std::move(ready.front());
+        ready.pop_front();
+        got = true;
+      }
+    }
+    if (!got) {
+      if (!held_back) return any;
+      held_back = false;  // what a waiting send took in (keep_receiving)
+      for (std::uint32_t src = 0; src < sources.size(); ++src) deliver_in_order(src);
+      any = true;
+      continue;
     }
     any = true;
-    if (c.op->kind == Op::rx_eager) {
+    if (c.copied) {
+      on_eager(c.copy);
+    } else if (c.op->kind == Op::rx_eager) {
       if (c.error) reject("receive error");
-      else on_eager(*c.op, c.len);
+      else on_eager({rx_pool.data() + c.op->index * eager_limit, c.len});
       post_rx(c.op->index);
     } else {
       in_flight.fetch_sub(1);
@@ -631,8 +694,7 @@ void Transport::Impl::reject(const std::string& why) {
   std::fprintf(stderr, "dsm: rank %d dropped a message: %s\n", env.rank, why.c_str());
 }
 
-void Transport::Impl::on_eager(Op& op, std::size_t len) {
-  const std::span<const std::byte> msg(rx_pool.data() + op.index * eager_limit, len);
+void Transport::Impl::on_eager(std::span<const std::byte> msg, bool deliver) {
   const Decoded d = decode(msg, token, static_cast<std::uint32_t>(env.size));
   if (d.error != WireError::none) return reject(std::string(to_string(d.error)));
   const Header& h = d.header;
@@ -642,12 +704,13 @@ void Transport::Impl::on_eager(Op& op, std::size_t len) {
     return reject("out of sequence" + from);
   const auto payload = msg.subspan(header_size);
   if (!(h.flags & flag_large)) {
-    if (h.seq == s.next && s.stash.empty()) {
+    if (deliver && h.seq == s.next && s.stash.empty()) {
       ++s.next;
       return dispatch(static_cast<int>(h.src), h.type, payload);
     }
     s.stash.emplace(h.seq, Pending{h.type, {payload.begin(), payload.end()}, nullptr});
-    return deliver_in_order(h.src);
+    if (deliver) deliver_in_order(h.src);
+    return;
   }
   auto large = std::make_unique<Op>();
   large->kind = Op::rx_large;
@@ -663,7 +726,7 @@ void Transport::Impl::on_eager(Op& op, std::size_t len) {
   s.stash.emplace(h.seq, Pending{h.type, {}, std::move(large)});
 }
 
-void Transport::Impl::on_large_done(Op& op, std::size_t len) {
+void Transport::Impl::on_large_done(Op& op, std::size_t len, bool deliver) {
   Source& s = sources[op.src];
   auto it = s.stash.find(op.seq);
   if (it == s.stash.end()) return;
@@ -676,7 +739,7 @@ void Transport::Impl::on_large_done(Op& op, std::size_t len) {
   } else {
     op.done.store(true);
   }
-  deliver_in_order(op.src);
+  if (deliver) deliver_in_order(op.src);
 }
 
 void Transport::Impl::deliver_in_order(std::uint32_t src) {
@@ -714,6 +777,7 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
       }
     }
     progress();
+    keep_receiving();
     backoff(round);
   }
   std::byte* buf = tx_pool.data() + slot * eager_limit;
@@ -757,8 +821,13 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
   wait_op.kind = Op::tx_large_wait;
   Op* wait_for = nullptr;
   {
-    std::lock_guard lock(tx_mu);
-    h.seq = next_seq[dest]++;
+    // Only the number is taken under tx_mu (the receiver puts messages back in order): a
+    // sender that waits for room must not hold up this rank's other thread, which may be
+    // the one whose receiving makes the room (it posts the receive of a large reply).
+    {
+      std::lock_guard lock(tx_mu);
+      h.seq = next_seq[dest]++;
+    }
     if (!large) {
       std::byte msg[eager_limit];
       encode(h, std::span<std::byte, header_size>(msg, header_size));
@@ -815,6 +884,7 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
   int round = 0;
   while (!wait_for->done.load(std::memory_order_acquire)) {
     progress();
+    keep_receiving();
     backoff(round);
   }
   if (wait_for != &wait_op) {
