@@ -232,35 +232,45 @@ double execution_cost(const Assignment& a, const Profile& prof, const std::vecto
   return slowest;
 }
 
-// Locality: the cuts placed near the balanced ones; or, for a loop that writes a few pages
-// only (the periodic copy of one row), the whole loop on the rank that holds most of them,
-// as a hand-parallelized program gives it to the row's owner. Such a loop costs next to
-// nothing to run, far less than the noise in its ranks' speeds, so it is judged by its total
-// CPU time on one rank against the placed cuts' time and pages.
+// Locality: the cuts placed near the balanced ones.
 Assignment place_locality(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
                           const std::vector<double>& power, const Geometry& g, double page_s, bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
-  if (!g.known()) return contiguous(cuts);
   // Over as many executions as the cost/benefit check counts: a move the check would take
   // is not ruled out here by a shorter horizon.
-  place_for_locality(cuts, prof, speed, g, page_s, expected_stability(m), recurring, m.n);
-  Assignment best = contiguous(cuts);
+  if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, expected_stability(m), recurring, m.n);
+  return contiguous(cuts);
+}
+
+// A loop that writes a few pages only (the periodic copy of one row) runs whole on the rank
+// that holds most of them, as a hand-parallelized program gives it to the row's owner, when
+// its total CPU time on that one rank costs less than a split: split, every rank writes
+// those pages each execution (twins, diffs, a fetch from every writer). A question of where
+// the pages are, not of the ranks' speeds: a loop that costs next to nothing has timings
+// that are mostly noise, so it is answered from the first measured execution on, without
+// waiting for an imbalance to last. Nothing when the loop writes more, or its pages have
+// no holder.
+std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
+                                          const Geometry& g, double page_s) {
+  if (m.opt.policy != Policy::locality || !g.known() || m.last_cpu.size() != m.assign.size()) return std::nullopt;
   long written = 0;
   for (std::size_t s = 0; s < g.sections.size(); ++s) {
     const PageRange h = g.hull(s, m.n);
     written += std::max(0L, h.last - h.first + 1);
   }
-  if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return best;
+  if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return std::nullopt;
   std::vector<long> held(m.assign.size(), 0);  // iterations whose pages each rank holds
   for (long k = 0; k < m.n; ++k)
     if (const int h = g.holder(k); h >= 0 && h < static_cast<int>(held.size())) ++held[h];
   const auto owner = std::max_element(held.begin(), held.end()) - held.begin();
-  if (held[owner] == 0) return best;
+  if (held[owner] == 0) return std::nullopt;
   Assignment whole(m.assign.size());
   whole[owner].push_back({0, m.n});
   const double one_rank = std::accumulate(m.last_cpu.begin(), m.last_cpu.end(), 0.0) +
                           page_s * static_cast<double>(conflicts(g, whole, m.n));
-  return one_rank <= execution_cost(best, prof, speed, g, page_s, true, m.n) ? whole : best;
+  const Assignment split = contiguous(balanced_cuts(prof, normalized(speed), m.n));
+  if (one_rank > execution_cost(split, prof, speed, g, page_s, true, m.n)) return std::nullopt;
+  return whole;
 }
 
 Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
@@ -354,10 +364,27 @@ long owner_changes(const Assignment& a, const Assignment& b, long n) {
   return moved;
 }
 
+void adopt(SiteModel& m, const Geometry& g, Assignment next) {
+  m.iterations_moved += owner_changes(m.assign, next, m.n);
+  m.pages_moved += pages_moved(g, m.assign, next, m.n);
+  ++m.redistributions;
+  m.assign = std::move(next);
+  m.observed = 0;
+  m.streak = 0;
+  m.skip = 1;
+  m.declined.clear();
+  reset_window(m);
+}
+
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
+  if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, page_s)) {
+    if (*whole != m.assign) adopt(m, g, std::move(*whole));
+    m.streak = 0;
+    return;
+  }
   double fastest = INFINITY, slowest = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r) {
     const double t = prof.work(m.assign[r]) / speed[r];
@@ -434,15 +461,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
   const double stable = expected_stability(m);
   if (m.opt.cost_benefit && page_s * static_cast<double>(busiest) > saving * stable) return decline();
-  m.iterations_moved += owner_changes(m.assign, next, m.n);
-  m.pages_moved += pages_moved(g, m.assign, next, m.n);
-  ++m.redistributions;
-  m.assign = std::move(next);
-  m.observed = 0;
-  m.streak = 0;
-  m.skip = 1;
-  m.declined.clear();
-  reset_window(m);
+  adopt(m, g, std::move(next));
 }
 
 }  // namespace

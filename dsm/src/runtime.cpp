@@ -339,6 +339,16 @@ void set_core_shared(bool shared) {
   if (poll_ns == 0) s.net->poll();
 }
 
+std::vector<int> host_peer_pids() {
+  auto& s = state();
+  std::vector<int> out;
+  if (!s.board) return out;
+  for (int r = 0; r < s.nprocs; ++r)
+    if (const auto pid = s.board->slot(r).pid.load(std::memory_order_relaxed); r != s.me && pid != 0)
+      out.push_back(static_cast<int>(pid));
+  return out;
+}
+
 Extent allocation_of(const void* addr) {
   auto& s = state();
   if (!s.region || !s.region->contains(addr)) return {nullptr, 0};

@@ -38,6 +38,10 @@ double page_transfer_seconds();
 // for DSM_POLL_US again once the core is its own.
 void set_core_shared(bool shared);
 
+// Process ids of the job's other ranks on this host that have started (from the host's
+// statistics board; none without one).
+std::vector<int> host_peer_pids();
+
 // Extent of the allocation holding addr: {start, bytes}; {nullptr, 0} outside the region.
 struct Extent {
   void* start;
