@@ -680,13 +680,16 @@ bool Transport::Impl::drain_self() {
     std::pair<std::uint16_t, std::vector<std::byte>> m;
     {
       std::lock_guard lock(self_mu);
-      if (self_queue.empty()) return any;
+      if (self_queue.empty()) break;
       m = std::move(self_queue.front());
       self_queue.pop_front();
     }
     any = true;
     dispatch(env.rank, m.first, m.second);
   }
+  // What a handler's waiting send took in is delivered now, not at the next message.
+  if (held_back) drain_ready();
+  return any;
 }
 
 void Transport::Impl::reject(const std::string& why) {
