@@ -635,7 +635,7 @@ void Transport::Impl::keep_receiving() {
       on_large_done(*c.op, c.error ? SIZE_MAX : c.len, false);
     }
   }
-  held_back = held_back || !taken.empty();
+  if (!taken.empty()) held_back = true;  // only the dispatching thread takes any in
   for (int i : repost) post_rx(i);
   inside = false;
 }
