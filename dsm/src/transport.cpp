@@ -274,6 +274,7 @@ struct Transport::Impl {
   void serve();
   bool poll();
   void keep_receiving();
+  void take_in(const Completion& c, bool deliver);
   bool drain_ready();
   bool drain_self();
   void on_eager(std::span<const std::byte> msg, bool deliver = true);
@@ -623,20 +624,9 @@ void Transport::Impl::keep_receiving() {
       }
     }
   }
-  for (Completion& c : taken) {
-    if (c.copied) {
-      on_eager(c.copy, false);
-    } else if (c.op->kind == Op::rx_eager) {
-      if (c.error) reject("receive error");
-      else on_eager({rx_pool.data() + c.op->index * eager_limit, c.len}, false);
-      repost.push_back(c.op->index);
-    } else {
-      in_flight.fetch_sub(1);
-      on_large_done(*c.op, c.error ? SIZE_MAX : c.len, false);
-    }
-  }
-  if (!taken.empty()) held_back = true;  // only the dispatching thread takes any in
   for (int i : repost) post_rx(i);
+  for (const Completion& c : taken) take_in(c, false);
+  if (!taken.empty()) held_back = true;  // only the dispatching thread takes any in
   inside = false;
 }
 
@@ -661,16 +651,22 @@ bool Transport::Impl::drain_ready() {
       continue;
     }
     any = true;
-    if (c.copied) {
-      on_eager(c.copy);
-    } else if (c.op->kind == Op::rx_eager) {
-      if (c.error) reject("receive error");
-      else on_eager({rx_pool.data() + c.op->index * eager_limit, c.len});
-      post_rx(c.op->index);
-    } else {
-      in_flight.fetch_sub(1);
-      on_large_done(*c.op, c.error ? SIZE_MAX : c.len);
-    }
+    take_in(c, true);
+  }
+}
+
+// One completion of `ready`, by the dispatching thread: an eager message (whose buffer is
+// posted again) or the payload of a large one; `deliver`: dispatch what is now in order.
+void Transport::Impl::take_in(const Completion& c, bool deliver) {
+  if (c.copied) {
+    on_eager(c.copy, deliver);
+  } else if (c.op->kind == Op::rx_eager) {
+    if (c.error) reject("receive error");
+    else on_eager({rx_pool.data() + c.op->index * eager_limit, c.len}, deliver);
+    post_rx(c.op->index);
+  } else {
+    in_flight.fetch_sub(1);
+    on_large_done(*c.op, c.error ? SIZE_MAX : c.len, deliver);
   }
 }
 
