@@ -41,6 +41,7 @@ std::vector<std::byte> encode_figures(const Published& p) {
   for (const SiteFigures& s : sites) {
     put(out, s.site);
     put(out, s.execution);
+    put(out, s.figures.period);
     put(out, static_cast<std::uint32_t>(s.figures.wall.size()));
     for (std::size_t j = 0; j < s.figures.wall.size(); ++j) {
       put(out, s.figures.wall[j]);
@@ -62,7 +63,9 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
   for (std::uint32_t i = 0; i < count; ++i) {
     SiteFigures s;
     std::uint32_t spans = 0;
-    if (!r.get(s.site) || !r.get(s.execution) || !r.get(spans) || spans > max_spans) return std::nullopt;
+    if (!r.get(s.site) || !r.get(s.execution) || !r.get(s.figures.period) || !valid_time(s.figures.period) ||
+        !r.get(spans) || spans > max_spans)
+      return std::nullopt;
     if ((blob.size() - r.pos) / (2 * sizeof(double)) < spans) return std::nullopt;
     s.figures.wall.resize(spans);
     s.figures.cpu.resize(spans);

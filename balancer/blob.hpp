@@ -1,6 +1,7 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
-// its id, execution number and the wall/CPU seconds inside each of its spans. The bytes come
-// from the network, so decoding checks the version, every length and every value.
+// its id, execution number, the wall/CPU seconds inside each of its spans and the period of
+// the execution before. The bytes come from the network, so decoding checks the version,
+// every length and every value.
 #pragma once
 
 #include "model.hpp"
@@ -12,7 +13,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 2;
+inline constexpr std::uint8_t blob_version = 3;
 
 struct SiteFigures {
   std::uint64_t site = 0;       // hash of the site's name

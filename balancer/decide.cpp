@@ -134,9 +134,10 @@ double expected_stability(const SiteModel& m) {
 // moves from its balanced place to where the cost over the next `horizon` executions is
 // least: imbalance, pages written by both neighbours (twins and diffs every execution),
 // and the pages whose last writer is on the wrong side of the cut: once when they only
-// move, every execution when another site keeps writing them (`recurring`).
+// move (at move_s, what a page of a change costs), every execution when another site keeps
+// writing them (`recurring`).
 void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std::vector<double>& speed,
-                        const Geometry& g, double page_s, double horizon, bool recurring, long n) {
+                        const Geometry& g, double page_s, double move_s, double horizon, bool recurring, long n) {
   const std::vector<long> fresh = g.new_pages(n);
   const std::vector<long> balanced = cuts;
   for (std::size_t j = 1; j + 1 < cuts.size(); ++j) {
@@ -152,7 +153,8 @@ void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std:
       }
       const double moved = prof.at(k) - prof.at(b);
       const double imbalance = std::abs(moved) / speed[moved > 0 ? j - 1 : j];
-      const double cost = horizon * (imbalance + page_s * static_cast<double>(g.shared_at(k, n))) + page_s * wrong * (recurring ? horizon : 1);
+      const double cost = horizon * (imbalance + page_s * static_cast<double>(g.shared_at(k, n))) +
+                          wrong * (recurring ? page_s * horizon : move_s);
       if (cost < best_cost - 1e-15) best_cost = cost, best = k;
     }
     cuts[j] = best;
@@ -234,11 +236,12 @@ double execution_cost(const Assignment& a, const Profile& prof, const std::vecto
 
 // Locality: the cuts placed near the balanced ones.
 Assignment place_locality(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
-                          const std::vector<double>& power, const Geometry& g, double page_s, bool recurring) {
+                          const std::vector<double>& power, const Geometry& g, double page_s, double move_s,
+                          bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
   // Over as many executions as the cost/benefit check counts: a move the check would take
   // is not ruled out here by a shorter horizon.
-  if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, expected_stability(m), recurring, m.n);
+  if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, move_s, expected_stability(m), recurring, m.n);
   return contiguous(cuts);
 }
 
@@ -274,13 +277,13 @@ std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& pro
 }
 
 Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
-                   double page_s, bool recurring) {
+                   double page_s, double move_s, bool recurring) {
   const std::vector<double> power = normalized(speed);
   switch (m.opt.policy) {
     case Policy::multi:
       return move_surplus(m.assign, prof, power);
     case Policy::locality:
-      return place_locality(m, prof, speed, power, g, page_s, recurring);
+      return place_locality(m, prof, speed, power, g, page_s, move_s, recurring);
     default:  // shift, fgdls (static never gets here)
       return contiguous(balanced_cuts(prof, power, m.n));
   }
@@ -323,10 +326,38 @@ void reset_window(SiteModel& m) {
   m.window = 0;
 }
 
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Figures of execution E carry the period of E - 1; they arrive at the start of E + 1, so
+// the period is of the execution two before the one starting now (m.executions).
+void watch_change(SiteModel& m, const std::vector<RankFigures>& figs) {
+  if (!m.opt.learn_change_cost) return;
+  double period = 0;
+  for (const RankFigures& f : figs) {
+    if (f.period <= 0) return;
+    period = std::max(period, f.period);
+  }
+  if (m.change_estimate > 0 && m.executions - 2 >= m.change_at) {
+    m.change_excess += period - m.change_baseline;
+    if (++m.change_seen < change_watch) return;
+    m.change_costs.push_back(std::clamp(m.change_excess / m.change_estimate, 1.0, 64.0));
+    if (m.change_costs.size() > kept_change_costs) m.change_costs.erase(m.change_costs.begin());
+    m.change_estimate = 0;
+    return;
+  }
+  if (m.change_estimate > 0) return;  // before the change's spans ran: neither before nor after
+  m.periods.push_back(period);
+  if (m.periods.size() > rate_window) m.periods.erase(m.periods.begin());
+}
+
 void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   if (figs.size() != m.assign.size()) return;
   for (std::size_t r = 0; r < figs.size(); ++r)
     if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
+  watch_change(m, figs);
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
   for (std::size_t r = 0; r < figs.size(); ++r) {
@@ -364,7 +395,22 @@ long owner_changes(const Assignment& a, const Assignment& b, long n) {
   return moved;
 }
 
-void adopt(SiteModel& m, const Geometry& g, Assignment next) {
+// Starts timing the change from `m.assign` to `next` (estimated at page_s a page moved by
+// the busiest rank) when there is a baseline to time it against: the periods before it,
+// less the time per execution the change expects to save.
+void watch_from(SiteModel& m, const Geometry& g, const Assignment& next, double page_s, double saving) {
+  const std::vector<long> by_rank = pages_moved_by_rank(g, m.assign, next, m.n);
+  const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
+  m.change_estimate = m.periods.size() >= 3 && busiest > 0 ? page_s * static_cast<double>(busiest) : 0;
+  m.change_baseline = m.change_estimate > 0 ? std::max(0.0, median(m.periods) - saving) : 0;
+  m.change_excess = 0;
+  m.change_seen = 0;
+  m.change_at = m.executions;
+  m.periods.clear();
+}
+
+void adopt(SiteModel& m, const Geometry& g, Assignment next, double page_s, double saving) {
+  watch_from(m, g, next, page_s, saving);
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages_moved(g, m.assign, next, m.n);
   ++m.redistributions;
@@ -380,8 +426,9 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
+  const double move_s = page_s * change_cost_factor(m);
   if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, page_s)) {
-    if (*whole != m.assign) adopt(m, g, std::move(*whole));
+    if (*whole != m.assign) adopt(m, g, std::move(*whole), page_s, 0);
     m.streak = 0;
     return;
   }
@@ -437,7 +484,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
       m.streak = 0;
       return;
     }
-    proposed = propose(m, prof, speed, g, page_s, recurring);
+    proposed = propose(m, prof, speed, g, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
     if (!page_gain) decline();
@@ -445,7 +492,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (m.streak < persist || m.observed < enough) return;
   if (!proposed) {
     if (declined_before()) return;
-    proposed = propose(m, prof, speed, g, page_s, recurring);
+    proposed = propose(m, prof, speed, g, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
   }
   Assignment next = std::move(*proposed);
@@ -460,8 +507,8 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const std::vector<long> by_rank = pages_moved_by_rank(g, m.assign, next, m.n);
   const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
   const double stable = expected_stability(m);
-  if (m.opt.cost_benefit && page_s * static_cast<double>(busiest) > saving * stable) return decline();
-  adopt(m, g, std::move(next));
+  if (m.opt.cost_benefit && move_s * static_cast<double>(busiest) > saving * stable) return decline();
+  adopt(m, g, std::move(next), page_s, saving);
 }
 
 }  // namespace
@@ -484,6 +531,8 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
   consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
   return m.assign;
 }
+
+double change_cost_factor(const SiteModel& m) { return m.change_costs.empty() ? 1.0 : median(m.change_costs); }
 
 std::vector<double> relative_power(const SiteModel& m) {
   if (m.speed.empty()) return {};

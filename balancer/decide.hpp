@@ -17,6 +17,10 @@ inline constexpr std::size_t rate_window = 8;
 // Beginnings of lasting imbalances remembered per site.
 inline constexpr std::size_t kept_breaks = 4;
 
+// Changes whose measured cost is remembered, and executions after a change that measure it.
+inline constexpr std::size_t kept_change_costs = 5;
+inline constexpr int change_watch = 4;
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -45,6 +49,18 @@ struct SiteModel {
   // Executions at which the last lasting imbalances began (a streak out of balance long
   // enough to act on), at most kept_breaks: how often the system changes (seed 000, 5.6.2).
   std::vector<long> breaks;
+  // What changes really cost: the page cost the check estimates (pages at the bulk fetch's
+  // cost) leaves out the ranks waiting for each other while pages move, the diffs, twins and
+  // protections that follow. So the executions after a change are timed whole (the slowest
+  // rank's period, start to start) against the periods before it, and a change is judged at
+  // the median ratio of measured to estimated cost of the last few (at least 1).
+  std::vector<double> periods;     // last rate_window periods outside a watch, oldest first
+  double change_estimate = 0;      // estimated cost of the change being watched (0: none)
+  double change_baseline = 0;      // median period before it
+  double change_excess = 0;        // time beyond the baseline since it
+  int change_seen = 0;             // periods measured since it
+  long change_at = 0;              // execution (executions' count) its spans first ran in
+  std::vector<double> change_costs;  // measured / estimated, last kept_change_costs changes
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
@@ -60,6 +76,9 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes);
 // Returns the spans of every rank.
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
                                  const Geometry& g, double page_seconds);
+
+// Measured cost of a change over its page estimate (median of the last few; 1 before any).
+double change_cost_factor(const SiteModel& m);
 
 // Normalized relative power of every rank (sums to 1); equal before any measurement.
 std::vector<double> relative_power(const SiteModel& m);

@@ -30,6 +30,10 @@ using Assignment = std::vector<std::vector<Span>>;
 struct RankFigures {
   std::vector<double> wall;
   std::vector<double> cpu;
+  // Wall seconds from the start of the rank's execution before the measured one to the start
+  // of the measured one (0: unknown): all that execution cost, the loops after it and the
+  // barriers included, which is where the page traffic of a change shows.
+  double period = 0;
 };
 
 struct Options {
@@ -40,6 +44,7 @@ struct Options {
                             // first execution after a change is discarded)
   bool filter = true;       // asymmetric rate filter (seed 000, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
+  bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
   // Runtime glue only: access descriptors used to cut protocol cost (DESIGN 3a).
   bool prefetch = true;    // fetch the read sections of this rank's ranges in bulk
@@ -58,7 +63,7 @@ struct Options {
 Policy parse_policy(const std::string& name, const std::string& what);
 const char* policy_name(Policy p);
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
 // DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1). Throws
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);

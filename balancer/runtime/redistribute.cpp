@@ -37,7 +37,12 @@ struct Site::State {
   SiteModel model;
   std::uint64_t execution = 0;         // executions started
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
-  const State* follows = nullptr;      // the loop whose rows this one's ranges follow, if any
+  State* follows = nullptr;            // the loop whose rows this one's ranges follow, if any
+  // A leader's followers' affine writes, by follower id: their pages change hands with the
+  // leader's, so its decisions count them too.
+  std::map<std::uint64_t, std::vector<Section>> follower_writes;
+  double started = 0;                  // wtime() at the start of the last execution
+  double period = 0;                   // from the start of the execution before to `started`
 };
 
 namespace {
@@ -295,6 +300,14 @@ Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long
   return g;
 }
 
+// A site's accesses and its followers' affine writes (their whole writes are not rows: the
+// followers' own claims take care of them).
+std::vector<Section> with_followers(const Site::State& st, std::span<const Section> accesses) {
+  std::vector<Section> all(accesses.begin(), accesses.end());
+  for (const auto& [id, sections] : st.follower_writes) all.insert(all.end(), sections.begin(), sections.end());
+  return all;
+}
+
 // Pages (inclusive runs) that only `rank` writes in one execution of a loop.
 struct Run {
   long first, last;
@@ -456,7 +469,10 @@ int trace_level() {
 }
 
 void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved) {
-  std::string line = st.name + " #" + std::to_string(st.execution) + (moved ? " moved:" : ":");
+  char since[64];
+  std::snprintf(since, sizeof since, " period %.3f ms, changes cost x%.1f", st.period * 1e3,
+                change_cost_factor(st.model));
+  std::string line = st.name + " #" + std::to_string(st.execution) + (moved ? " moved:" : ":") + since;
   const std::vector<double> power = relative_power(st.model);
   for (std::size_t r = 0; r < figs.size(); ++r) {
     double taken = 0, cpu = 0;
@@ -481,6 +497,9 @@ Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) 
 }
 
 Site::~Site() {
+  if (state_->follows) state_->follows->follower_writes.erase(state_->id);
+  for (State* other : glue().sites)
+    if (other->follows == state_.get()) other->follows = nullptr;
   std::erase(glue().sites, state_.get());
   std::erase_if(glue().leaders, [&](const auto& kv) { return kv.second == state_.get(); });
 }
@@ -583,7 +602,7 @@ void Plan::publish() {
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_}});
+  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period}});
   detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
 }
 
@@ -608,17 +627,26 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
     st.resolved = true;
   }
   harvest(glue());  // every barrier's figures, whichever site runs after it
+  const double now = wtime();
+  st.period = st.started > 0 ? now - st.started : 0;
+  st.started = now;
   const std::optional<FollowKey> key = follow_key(accesses, lb, step);
-  const Site::State* leader = key ? glue().leaders.try_emplace(*key, &st).first->second : &st;
+  Site::State* leader = key ? glue().leaders.try_emplace(*key, &st).first->second : &st;
   const bool follow = leader != &st && leader->model.n > 0 && leader->model.opt.policy != Policy::static_blocks &&
                       leader->model.assign.size() == static_cast<std::size_t>(nranks);
   std::vector<RankFigures> figs;
   bool have = false;
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
-  const Geometry g = geometry_of(accesses, lb, step, n, have && st.model.opt.policy == Policy::locality);
+  const Geometry g = geometry_of(with_followers(st, accesses), lb, step, n,
+                                 have && st.model.opt.policy == Policy::locality);
+  if (st.follows && st.follows != leader) st.follows->follower_writes.erase(st.id);
   st.follows = follow ? leader : nullptr;
   if (follow) {
+    auto& mine = leader->follower_writes[st.id];
+    mine.clear();
+    for (const Section& s : accesses)
+      if (writes(s) && !s.whole) mine.push_back(s);
     Assignment next = follow_leader(*leader, lb, step, n);
     if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
     st.model.assign = std::move(next);

@@ -58,7 +58,7 @@ TEST_CASE("page counts per rank: each page for both ranks it passes between") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}}}, {site_id("b.cpp:2"), 1, {{}, {}}}}};
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}}}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
   REQUIRE(decoded);
@@ -68,6 +68,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK((*out)[0].site == site_id("a.cpp:1"));
   CHECK((*out)[0].execution == 7);
   CHECK((*out)[0].figures.wall == std::vector<double>{0.5, 0.25});
+  CHECK((*out)[0].figures.period == 2e-3);
   CHECK((*out)[1].figures.wall.empty());
   for (std::size_t cut = 0; cut < blob.size(); ++cut)
     CHECK_FALSE(decode_figures(std::vector<std::byte>(blob.begin(), blob.begin() + cut)));
@@ -78,6 +79,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   trailing.push_back(std::byte{0});
   CHECK_FALSE(decode_figures(trailing));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{NAN}, {0}}}}})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
 }
 

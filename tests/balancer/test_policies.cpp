@@ -17,23 +17,46 @@ struct Run {
   SiteModel m;
   std::vector<RankFigures> figs;
   bool first = true;
+  // With timed periods: what a change really costs, as a multiple of its page estimate,
+  // paid mostly in the executions right after it; the time of every execution so far. As
+  // in the runtime, the figures of an execution carry the period of the one before it.
+  double change_cost = 0;  // 0: the figures carry no period
+  double owed[2] = {0, 0}, elapsed = 0;  // owed by the next execution and the one after
+  double periods[2] = {0, 0};  // of the last execution and the one before
 };
 
 // One execution: decide, then time every rank's spans at its speed (times 1 +- noise).
 void execute(Run& run, long n, const std::vector<double>& speed, const Cost& cost, const Geometry& g = {},
              double noise = 0, std::mt19937* rng = nullptr) {
+  const Assignment before = run.m.assign;
+  for (RankFigures& f : run.figs) f.period = run.change_cost > 0 ? run.periods[1] : 0;
   const Assignment& a = next_execution(run.m, n, static_cast<int>(speed.size()), run.first ? nullptr : &run.figs, g, 0);
   run.first = false;
+  if (a != before && !before.empty()) {
+    const std::vector<long> pages = pages_moved_by_rank(g, before, a, n);
+    const double cost = run.change_cost * default_page_seconds * static_cast<double>(*std::max_element(pages.begin(), pages.end()));
+    run.owed[0] += cost / 2;
+    run.owed[1] += cost / 2;
+  }
   std::uniform_real_distribution<double> u(1 - noise, 1 + noise);
   run.figs.assign(speed.size(), {});
-  for (std::size_t r = 0; r < speed.size(); ++r)
+  double slowest = 0;
+  for (std::size_t r = 0; r < speed.size(); ++r) {
+    double taken = 0;
     for (const Span& s : a[r]) {
       double w = 0;
       for (long k = s.begin; k < s.end; ++k) w += cost(k);
       const double f = rng ? u(*rng) : 1.0;
       run.figs[r].cpu.push_back(w * f);
       run.figs[r].wall.push_back(w * f / speed[r]);
+      taken += w * f / speed[r];
     }
+    slowest = std::max(slowest, taken);
+  }
+  run.periods[1] = run.periods[0];
+  run.periods[0] = slowest + run.owed[0];
+  run.owed[0] = std::exchange(run.owed[1], 0);
+  run.elapsed += run.periods[0];
 }
 
 double rank_time(const Run& run, std::size_t r, const std::vector<double>& speed, const Cost& cost) {
@@ -190,6 +213,47 @@ TEST_CASE("a load that comes and goes faster than a move pays for itself is not 
     }
     CHECK(fast.m.redistributions <= 6);
     CHECK(slow.m.redistributions >= 7);
+  }
+}
+
+TEST_CASE("what changes cost is measured, and changes that cost more than their pages are rarer") {
+  const long n = 2000;
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  SECTION("the first change's cost, net of what it saves") {
+    Run run = make_run(Policy::shift);
+    run.change_cost = 8;
+    for (int e = 0; e < 30; ++e) execute(run, n, {1.0, 0.5}, uniform, g);
+    REQUIRE(run.m.redistributions == 1);
+    CHECK(change_cost_factor(run.m) == Approx(8).epsilon(0.05));
+    Run untimed = make_run(Policy::shift);
+    for (int e = 0; e < 30; ++e) execute(untimed, n, {1.0, 0.5}, uniform, g);
+    CHECK(change_cost_factor(untimed.m) == 1);
+  }
+  SECTION("a dearer change waits for longer evidence that an imbalance lasts") {
+    // After the first change (measured at 40 times its estimate), rank 1 slows by another
+    // 12 % for 40 executions: moving ~50 rows for it and back after costs more than it saves.
+    for (Policy p : balancing) {
+      CAPTURE(policy_name(p));
+      Run timed = make_run(p), blind = make_run(p);
+      timed.change_cost = blind.change_cost = 40;
+      blind.m.opt.learn_change_cost = false;  // judges by pages alone
+      std::vector<int> timed_at, blind_at;
+      for (int e = 0; e < 160; ++e) {
+        const std::vector<double> speed{1.0, e >= 25 && e < 65 ? 0.44 : 0.5};
+        const long t = timed.m.redistributions, b = blind.m.redistributions;
+        execute(timed, n, speed, uniform, g);
+        execute(blind, n, speed, uniform, g);
+        if (timed.m.redistributions != t) timed_at.push_back(e);
+        if (blind.m.redistributions != b) blind_at.push_back(e);
+      }
+      INFO("changes at " << Catch::Detail::stringify(timed_at) << " / " << Catch::Detail::stringify(blind_at)
+                         << ", time " << timed.elapsed << " / " << blind.elapsed);
+      CHECK(change_cost_factor(timed.m) == Approx(40).epsilon(0.05));
+      CHECK(timed_at == std::vector<int>{11});
+      CHECK(blind.m.redistributions >= 3);  // in at the slowdown, out after it
+      CHECK(timed.elapsed < blind.elapsed);
+    }
   }
 }
 
