@@ -318,6 +318,8 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.streak = 0;
   m.skip = 1;
   m.declined.clear();
+  m.periods.clear();  // of other bounds; what changes cost stays a property of the site
+  m.change_estimate = 0;
 }
 
 void reset_window(SiteModel& m) {
