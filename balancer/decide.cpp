@@ -397,13 +397,17 @@ long owner_changes(const Assignment& a, const Assignment& b, long n) {
   return moved;
 }
 
-// Starts timing the change from `m.assign` to `next` (estimated at page_s a page moved by
-// the busiest rank) when there is a baseline to time it against: the periods before it,
-// less the time per execution the change expects to save.
-void watch_from(SiteModel& m, const Geometry& g, const Assignment& next, double page_s, double saving) {
-  const std::vector<long> by_rank = pages_moved_by_rank(g, m.assign, next, m.n);
-  const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
-  m.change_estimate = m.periods.size() >= 3 && busiest > 0 ? page_s * static_cast<double>(busiest) : 0;
+// Pages the busiest rank moves in a change from `from` to `to`.
+long busiest_pages(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
+  const std::vector<long> by_rank = pages_moved_by_rank(g, from, to, n);
+  return by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
+}
+
+// Starts timing a change whose pages were estimated to cost `estimate` seconds, when there
+// is a baseline to time it against: the periods before it, less the time per execution the
+// change expects to save.
+void watch_from(SiteModel& m, double estimate, double saving) {
+  m.change_estimate = m.periods.size() >= 3 ? estimate : 0;
   m.change_baseline = m.change_estimate > 0 ? std::max(0.0, median(m.periods) - saving) : 0;
   m.change_excess = 0;
   m.change_seen = 0;
@@ -411,8 +415,8 @@ void watch_from(SiteModel& m, const Geometry& g, const Assignment& next, double 
   m.periods.clear();
 }
 
-void adopt(SiteModel& m, const Geometry& g, Assignment next, double page_s, double saving) {
-  watch_from(m, g, next, page_s, saving);
+void adopt(SiteModel& m, const Geometry& g, Assignment next, double estimate, double saving) {
+  watch_from(m, estimate, saving);
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages_moved(g, m.assign, next, m.n);
   ++m.redistributions;
@@ -430,7 +434,10 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
   if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, page_s)) {
-    if (*whole != m.assign) adopt(m, g, std::move(*whole), page_s, 0);
+    if (*whole != m.assign) {
+      const double estimate = page_s * static_cast<double>(busiest_pages(g, m.assign, *whole, m.n));
+      adopt(m, g, std::move(*whole), estimate, 0);
+    }
     m.streak = 0;
     return;
   }
@@ -506,11 +513,10 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   for (std::size_t r = 0; r < m.assign.size(); ++r)
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
   if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return decline();
-  const std::vector<long> by_rank = pages_moved_by_rank(g, m.assign, next, m.n);
-  const long busiest = by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
+  const auto busiest = static_cast<double>(busiest_pages(g, m.assign, next, m.n));
   const double stable = expected_stability(m);
-  if (m.opt.cost_benefit && move_s * static_cast<double>(busiest) > saving * stable) return decline();
-  adopt(m, g, std::move(next), page_s, saving);
+  if (m.opt.cost_benefit && move_s * busiest > saving * stable) return decline();
+  adopt(m, g, std::move(next), page_s * busiest, saving);
 }
 
 }  // namespace

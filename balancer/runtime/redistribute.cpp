@@ -300,12 +300,13 @@ Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long
   return g;
 }
 
-// A site's accesses and its followers' affine writes (their whole writes are not rows: the
-// followers' own claims take care of them).
-std::vector<Section> with_followers(const Site::State& st, std::span<const Section> accesses) {
+// The geometry a site decides on: its accesses' and its followers' affine writes (their
+// whole writes are not rows: the followers' own claims take care of them).
+Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders) {
+  if (st.follower_writes.empty()) return geometry_of(accesses, st.lb, st.step, n, with_holders);
   std::vector<Section> all(accesses.begin(), accesses.end());
   for (const auto& [id, sections] : st.follower_writes) all.insert(all.end(), sections.begin(), sections.end());
-  return all;
+  return geometry_of(all, st.lb, st.step, n, with_holders);
 }
 
 // Pages (inclusive runs) that only `rank` writes in one execution of a loop.
@@ -638,8 +639,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   bool have = false;
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
-  const Geometry g = geometry_of(with_followers(st, accesses), lb, step, n,
-                                 have && st.model.opt.policy == Policy::locality);
+  const Geometry g = decision_geometry(st, accesses, n, have && st.model.opt.policy == Policy::locality);
   if (st.follows && st.follows != leader) st.follows->follower_writes.erase(st.id);
   st.follows = follow ? leader : nullptr;
   if (follow) {
