@@ -31,6 +31,23 @@ std::vector<PageRun> merge_runs(std::span<const PageRun> a, std::span<const Page
   return out;
 }
 
+std::vector<PageRun> remove_pages(std::span<const PageRun> runs, std::span<const std::uint32_t> pages) {
+  std::vector<PageRun> out;
+  out.reserve(runs.size() + pages.size());
+  auto gone = pages.begin();
+  for (PageRun r : runs) {
+    const std::uint32_t end = r.first + r.count;
+    for (; gone != pages.end() && *gone < end; ++gone) {
+      if (*gone < r.first) continue;
+      if (*gone > r.first) out.push_back({r.first, *gone - r.first, r.whole});
+      r.count = end - *gone - 1;
+      r.first = *gone + 1;
+    }
+    if (r.count) out.push_back(r);
+  }
+  return out;
+}
+
 void encode(codec::Writer& w, const Interval& in) {
   w.put(in.proc);
   w.put(in.idx);

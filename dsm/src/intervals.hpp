@@ -48,6 +48,9 @@ std::vector<PageRun> to_runs(std::span<const std::uint32_t> pages, std::span<con
 // Two run lists, each sorted with no page in both, as one sorted list of maximal runs.
 std::vector<PageRun> merge_runs(std::span<const PageRun> a, std::span<const PageRun> b);
 
+// `runs` without `pages` (sorted, distinct; pages no run holds are ignored).
+std::vector<PageRun> remove_pages(std::span<const PageRun> runs, std::span<const std::uint32_t> pages);
+
 void encode(codec::Writer& w, const Interval& in);
 // Validates against the job size and the number of allocated pages (DecodeError).
 Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages);

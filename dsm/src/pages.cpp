@@ -129,6 +129,29 @@ void register_reader(std::uint32_t page, std::uint32_t rank) {
   readers.push_back({rank, push_barriers});
 }
 
+// The held pages with readers that `runs` announce whole but that have not changed since
+// they were last announced (sorted); the others' contents are kept for the next barrier.
+// Without this a block's boundary page would reach its readers at every barrier of a time
+// step, whole and through the barrier manager, where it changed at one or two. Under mu.
+std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
+  auto& s = state();
+  std::vector<std::uint32_t> same;
+  for (std::uint32_t p : s.read_pages) {
+    auto& pg = s.pages[p];
+    if (!pg.held) continue;
+    const auto run = run_ending_after(runs, p);
+    if (run == runs.end() || run->first > p || !run->whole) continue;
+    if (pg.shown && std::memcmp(pg.shown.get(), alias_page(p), mem::page_size) == 0) {
+      same.push_back(p);
+      continue;
+    }
+    if (!pg.shown) pg.shown = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+    std::memcpy(pg.shown.get(), alias_page(p), mem::page_size);
+  }
+  std::sort(same.begin(), same.end());
+  return same;
+}
+
 }  // namespace
 
 void close_interval(bool at_barrier) {
@@ -207,11 +230,13 @@ void close_interval(bool at_barrier) {
       oldest_hold = std::min(oldest_hold, held_epoch);
       continue;
     }
+    if (pg.held) pg.shown.reset();
     pg.held = pg.hold_ends = false;
     read_only.push_back(p);
   }
   std::vector<PageRun> runs = to_runs(written, whole);
   if (!walk) runs = merge_runs(runs, s.held_runs);
+  if (at_barrier && !s.read_pages.empty()) runs = remove_pages(runs, unchanged_holds(runs));
   if (!runs.empty()) {
     Interval in;
     in.proc = std::uint32_t(s.me);
@@ -289,7 +314,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
                          pg.pending.end());
       pg.pending.push_back(n);
       pg.last_writer = std::int32_t(proc);
-      if (pg.held) s.held_changed = true;
+      if (pg.held) {
+        s.held_changed = true;
+        pg.shown.reset();
+      }
       pg.held = false;
       if (pg.valid) {
         pg.valid = false;

@@ -84,6 +84,10 @@ struct alignas(64) Page {
     std::uint32_t left;
   };
   std::vector<Reader> readers;
+  // A held page with readers: its contents when last announced in this hold. Held pages
+  // take no fault, so they count as written at every barrier; this copy tells an unchanged
+  // one apart, which then goes unannounced (its readers keep their copy).
+  std::unique_ptr<std::byte[]> shown;
 };
 
 // A page's claims (dsm::own, the balancer's exclusive writes) and hold, apart from Page:

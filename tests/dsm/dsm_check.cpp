@@ -269,6 +269,58 @@ void boundary(int phases) {
   }
 }
 
+// A time step of several phases, as Shallow's: each rank owns a page-aligned block and
+// rewrites it in the first phase of a step (every third step with the values it holds
+// already), and its neighbours read the block's edge pages after each of the step's
+// barriers. A held page counts as written at every barrier; one that has not changed since
+// it was last announced must not reach its readers again: the barriers of the read phases,
+// where nobody writes, push nothing (after the first step: a page gets its first reader by a
+// fetch, and the next barrier announces it once more). Every fifth step another rank writes a word of a
+// block's first page outside the loops, and in the next step the owner restores what it
+// wrote before: the contents it announced last, which must be announced again all the same.
+void quiet_holds(int steps) {
+  const long words_per_page = 4096 / 8, per_rank = 3 * words_per_page;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(per_rank * P);
+  std::vector<std::uint64_t> model(per_rank * P, 0), owner_wrote(per_rank * P, 0);
+  const auto pushed = [] { return long(dsm::stats::counters().pages_pushed.load()); };
+  const long pushes_before = pushed();
+  long quiet_pushes = 0;  // pushed at the barriers of read phases without a foreign write
+  for (int step = 1; step <= steps; ++step) {
+    const bool restore = step % 5 == 1 && step > 1, same = !restore && step % 3 == 0;
+    for (int b = 0; b < P; ++b) {
+      const int owner = (b + step / 10) % P;
+      dsm::own(owner, sh + b * per_rank, per_rank * 8);
+      for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
+        const std::uint64_t v = restore ? owner_wrote[w] : same ? model[w] : std::uint64_t(step) << 32 | std::uint64_t(w);
+        if (owner == me) sh[w] = v;
+        model[w] = owner_wrote[w] = v;
+      }
+    }
+    dsm::barrier();
+    const bool foreign = step % 5 == 0 && P > 1;
+    for (int phase = 0; phase < 3; ++phase) {
+      const long before = pushed();
+      if (phase == 0 && foreign) {
+        const int b = step % P, who = (b + step / 10 + 1) % P;
+        const long w = b * per_rank + 5;
+        model[w] = std::uint64_t(step) << 40 | 1;
+        if (who == me) sh[w] = model[w];
+        dsm::barrier();
+      }
+      auto check = [&](long from) {
+        for (long w = from; w < from + words_per_page; ++w) expect(sh[w] == model[w], "quiet holds", w, long(sh[w]), long(model[w]));
+      };
+      if (me > 0) check(me * per_rank - words_per_page);
+      if (me + 1 < P) check((me + 1) * per_rank);
+      dsm::barrier();
+      if (!foreign && step > 1) quiet_pushes += pushed() - before;
+    }
+  }
+  expect(quiet_pushes == 0, "pages pushed at barriers where nothing changed", me, quiet_pushes, 0);
+  expect(P == 1 || pushed() > pushes_before, "pages pushed in all", me, pushed() - pushes_before, 1);
+}
+
 // False sharing at a block edge, as a naive split of a stencil makes it: page r is written
 // half by rank r and half by rank r+1 (with twins) in every phase, and both read all of it
 // after the barrier. After a reader's first fetch, the writer's diff comes pushed with the
@@ -415,6 +467,8 @@ int main(int argc, char** argv) {
     kept(120);
   } else if (mode == "shared_edge") {
     shared_edge(120);
+  } else if (mode == "quiet_holds") {
+    quiet_holds(60);
   } else if (mode == "boundary") {
     boundary(60);
   } else if (mode == "own_bad_rank") {

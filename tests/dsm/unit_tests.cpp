@@ -65,6 +65,35 @@ TEST_CASE("two disjoint run lists merge into the runs of all their pages") {
   }
 }
 
+TEST_CASE("pages removed from runs leave the runs of the other pages") {
+  std::mt19937 rng(9);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::uint32_t> all, kept, gone;
+    std::vector<std::uint8_t> wall, wkept;
+    for (std::uint32_t p = 0; p < 300; ++p) {
+      const auto whole = std::uint8_t(rng() % 4 == 0);
+      switch (rng() % 4) {
+        case 0:  // in no run; removing it changes nothing
+          if (rng() % 2) gone.push_back(p);
+          break;
+        case 1:
+          all.push_back(p), wall.push_back(whole), gone.push_back(p);
+          break;
+        default:
+          all.push_back(p), wall.push_back(whole), kept.push_back(p), wkept.push_back(whole);
+      }
+    }
+    const auto left = remove_pages(to_runs(all, wall), gone);
+    const auto want = to_runs(kept, wkept);
+    REQUIRE(left.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK(left[i].first == want[i].first);
+      CHECK(left[i].count == want[i].count);
+      CHECK(left[i].whole == want[i].whole);
+    }
+  }
+}
+
 TEST_CASE("the log accepts intervals in order, ignores repeats and rejects gaps") {
   IntervalLog log(2);
   CHECK(log.add(make(1, 0, {0, 1})));
