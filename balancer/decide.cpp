@@ -137,8 +137,7 @@ double expected_stability(const SiteModel& m) {
 // move (at move_s, what a page of a change costs), every execution when another site keeps
 // writing them (`recurring`).
 void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std::vector<double>& speed,
-                        const Geometry& g, double page_s, double move_s, double horizon, bool recurring, long n) {
-  const std::vector<long> fresh = g.new_pages(n);
+                        const IterationPages& t, double page_s, double move_s, double horizon, bool recurring) {
   const std::vector<long> balanced = cuts;
   for (std::size_t j = 1; j + 1 < cuts.size(); ++j) {
     const long lo = cuts[j - 1], hi = std::max(lo, balanced[j + 1]);
@@ -147,13 +146,13 @@ void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std:
     double best_cost = INFINITY, wrong = 0;  // wrong: one-time page cost relative to k = lo
     for (long k = lo; k <= hi; ++k) {
       if (k > lo) {
-        const int h = g.holder(k - 1);
-        if (h >= static_cast<int>(j)) wrong += static_cast<double>(fresh[k - 1]);
-        else if (h >= 0) wrong -= static_cast<double>(fresh[k - 1]);
+        const int h = t.holder[k - 1];
+        if (h >= static_cast<int>(j)) wrong += static_cast<double>(t.fresh[k - 1]);
+        else if (h >= 0) wrong -= static_cast<double>(t.fresh[k - 1]);
       }
       const double moved = prof.at(k) - prof.at(b);
       const double imbalance = std::abs(moved) / speed[moved > 0 ? j - 1 : j];
-      const double cost = horizon * (imbalance + page_s * static_cast<double>(g.shared_at(k, n))) +
+      const double cost = horizon * (imbalance + page_s * static_cast<double>(t.shared[k])) +
                           wrong * (recurring ? page_s * horizon : move_s);
       if (cost < best_cost - 1e-15) best_cost = cost, best = k;
     }
@@ -225,9 +224,9 @@ Assignment move_surplus(const Assignment& cur, const Profile& prof, const std::v
 }
 
 // Time of the slowest rank, counting the page traffic each rank pays every execution.
-double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
-                      double page_s, bool recurring, long n) {
-  const std::vector<long> pages = page_traffic_by_rank(g, a, n, recurring);
+double execution_cost(const Assignment& a, const Profile& prof, const std::vector<double>& speed,
+                      const IterationPages& t, double page_s, bool recurring) {
+  const std::vector<long> pages = page_traffic_by_rank(t, a, recurring);
   double slowest = 0;
   for (std::size_t r = 0; r < a.size(); ++r)
     slowest = std::max(slowest, prof.work(a[r]) / speed[r] + page_s * static_cast<double>(pages[r]));
@@ -236,12 +235,12 @@ double execution_cost(const Assignment& a, const Profile& prof, const std::vecto
 
 // Locality: the cuts placed near the balanced ones.
 Assignment place_locality(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
-                          const std::vector<double>& power, const Geometry& g, double page_s, double move_s,
+                          const std::vector<double>& power, const IterationPages& t, double page_s, double move_s,
                           bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
   // Over as many executions as the cost/benefit check counts: a move the check would take
   // is not ruled out here by a shorter horizon.
-  if (g.known()) place_for_locality(cuts, prof, speed, g, page_s, move_s, expected_stability(m), recurring, m.n);
+  if (t.known) place_for_locality(cuts, prof, speed, t, page_s, move_s, expected_stability(m), recurring);
   return contiguous(cuts);
 }
 
@@ -254,7 +253,7 @@ Assignment place_locality(const SiteModel& m, const Profile& prof, const std::ve
 // waiting for an imbalance to last. Nothing when the loop writes more, or its pages have
 // no holder.
 std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
-                                          const Geometry& g, double page_s) {
+                                          const Geometry& g, const IterationPages& t, double page_s) {
   if (m.opt.policy != Policy::locality || !g.known() || m.last_cpu.size() != m.assign.size()) return std::nullopt;
   long written = 0;
   for (std::size_t s = 0; s < g.sections.size(); ++s) {
@@ -263,27 +262,27 @@ std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& pro
   }
   if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return std::nullopt;
   std::vector<long> held(m.assign.size(), 0);  // iterations whose pages each rank holds
-  for (long k = 0; k < m.n; ++k)
-    if (const int h = g.holder(k); h >= 0 && h < static_cast<int>(held.size())) ++held[h];
+  for (const int h : t.holder)
+    if (h >= 0 && h < static_cast<int>(held.size())) ++held[h];
   const auto owner = std::max_element(held.begin(), held.end()) - held.begin();
   if (held[owner] == 0) return std::nullopt;
   Assignment whole(m.assign.size());
   whole[owner].push_back({0, m.n});
   const double one_rank = std::accumulate(m.last_cpu.begin(), m.last_cpu.end(), 0.0) +
-                          page_s * static_cast<double>(conflicts(g, whole, m.n));
+                          page_s * static_cast<double>(conflicts(t, whole));
   const Assignment split = contiguous(balanced_cuts(prof, normalized(speed), m.n));
-  if (one_rank > execution_cost(split, prof, speed, g, page_s, true, m.n)) return std::nullopt;
+  if (one_rank > execution_cost(split, prof, speed, t, page_s, true)) return std::nullopt;
   return whole;
 }
 
-Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed, const Geometry& g,
-                   double page_s, double move_s, bool recurring) {
+Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<double>& speed,
+                   const IterationPages& t, double page_s, double move_s, bool recurring) {
   const std::vector<double> power = normalized(speed);
   switch (m.opt.policy) {
     case Policy::multi:
       return move_surplus(m.assign, prof, power);
     case Policy::locality:
-      return place_locality(m, prof, speed, power, g, page_s, move_s, recurring);
+      return place_locality(m, prof, speed, power, t, page_s, move_s, recurring);
     default:  // shift, fgdls (static never gets here)
       return contiguous(balanced_cuts(prof, power, m.n));
   }
@@ -398,8 +397,8 @@ long owner_changes(const Assignment& a, const Assignment& b, long n) {
 }
 
 // Pages the busiest rank moves in a change from `from` to `to`.
-long busiest_pages(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
-  const std::vector<long> by_rank = pages_moved_by_rank(g, from, to, n);
+long busiest_pages(const IterationPages& t, const Assignment& from, const Assignment& to) {
+  const std::vector<long> by_rank = pages_moved_by_rank(t, from, to);
   return by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
 }
 
@@ -415,10 +414,10 @@ void watch_from(SiteModel& m, double estimate, double saving) {
   m.periods.clear();
 }
 
-void adopt(SiteModel& m, const Geometry& g, Assignment next, double estimate, double saving) {
+void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, double saving) {
   watch_from(m, estimate, saving);
   m.iterations_moved += owner_changes(m.assign, next, m.n);
-  m.pages_moved += pages_moved(g, m.assign, next, m.n);
+  m.pages_moved += pages_moved(t, m.assign, next);
   ++m.redistributions;
   m.assign = std::move(next);
   m.observed = 0;
@@ -428,15 +427,24 @@ void adopt(SiteModel& m, const Geometry& g, Assignment next, double estimate, do
   reset_window(m);
 }
 
+const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
+  if (!m.pages || m.pages->n != m.n || m.pages_of != g) {
+    m.pages.emplace(g, m.n);
+    m.pages_of = g;
+  }
+  return *m.pages;
+}
+
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
-  if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, page_s)) {
+  const IterationPages& t = iteration_pages(m, g);
+  if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, page_s)) {
     if (*whole != m.assign) {
-      const double estimate = page_s * static_cast<double>(busiest_pages(g, m.assign, *whole, m.n));
-      adopt(m, g, std::move(*whole), estimate, 0);
+      const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
+      adopt(m, t, std::move(*whole), estimate, 0);
     }
     m.streak = 0;
     return;
@@ -450,18 +458,18 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // The current spans have run since the last change, so pages whose last writer is still
   // another rank are rewritten by another site every time: a recurring cost.
   const bool locality = m.opt.policy == Policy::locality;
-  const bool recurring = locality && conflicts(g, m.assign, m.n) > 0;
+  const bool recurring = locality && conflicts(t, m.assign) > 0;
   const bool imbalanced = slowest > (1 + m.opt.threshold) * fastest;
   // A balanced split that shares no written page leaves nothing to gain: no proposal (the
   // placement costs a scan of the pages per execution).
-  if (!imbalanced && !(locality && (recurring || shared_pages(g, m.assign, m.n) > 0))) {
+  if (!imbalanced && !(locality && (recurring || shared_pages(t, m.assign) > 0))) {
     m.streak = 0;
     return;
   }
   // Locality may also act on a balanced loop whose split makes ranks share written pages.
   auto gains_pages = [&](const Assignment& next) {
-    return locality && (shared_pages(g, next, m.n) < shared_pages(g, m.assign, m.n) ||
-                        (recurring && conflicts(g, next, m.n) < conflicts(g, m.assign, m.n)));
+    return locality && (shared_pages(t, next) < shared_pages(t, m.assign) ||
+                        (recurring && conflicts(t, next) < conflicts(t, m.assign)));
   };
   // The first change after the warm-up; later ones after a full rate window of the new spans
   // and four times `settle` executions out of balance (rates are means over overlapping windows,
@@ -493,7 +501,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
       m.streak = 0;
       return;
     }
-    proposed = propose(m, prof, speed, g, page_s, move_s, recurring);
+    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
     if (!page_gain) decline();
@@ -501,22 +509,22 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (m.streak < persist || m.observed < enough) return;
   if (!proposed) {
     if (declined_before()) return;
-    proposed = propose(m, prof, speed, g, page_s, move_s, recurring);
+    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
   }
   Assignment next = std::move(*proposed);
   if (next == m.assign) return decline();
-  const double saving = execution_cost(m.assign, prof, speed, g, page_s, recurring, m.n) -
-                        execution_cost(next, prof, speed, g, page_s, recurring, m.n);
+  const double saving = execution_cost(m.assign, prof, speed, t, page_s, recurring) -
+                        execution_cost(next, prof, speed, t, page_s, recurring);
   if (saving <= 0) return decline();
   double largest = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r)
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
   if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return decline();
-  const auto busiest = static_cast<double>(busiest_pages(g, m.assign, next, m.n));
+  const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
   const double stable = expected_stability(m);
   if (m.opt.cost_benefit && move_s * busiest > saving * stable) return decline();
-  adopt(m, g, std::move(next), page_s * busiest, saving);
+  adopt(m, t, std::move(next), page_s * busiest, saving);
 }
 
 }  // namespace

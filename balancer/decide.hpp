@@ -7,6 +7,7 @@
 #include "model.hpp"
 #include "pages.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace dsm::lb {
@@ -61,6 +62,10 @@ struct SiteModel {
   int change_seen = 0;             // periods measured since it
   long change_at = 0;              // execution (executions' count) its spans first ran in
   std::vector<double> change_costs;  // measured / estimated, last kept_change_costs changes
+  // The page facts of the geometry last decided on, and that geometry: a loop that runs in
+  // place writes the same pages, last written by the same ranks, execution after execution.
+  std::optional<Geometry> pages_of;
+  std::optional<IterationPages> pages;
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures

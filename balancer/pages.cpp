@@ -123,6 +123,14 @@ std::vector<int> owners(const Assignment& a, long n) {
   return own;
 }
 
+IterationPages::IterationPages(const Geometry& g, long n)
+    : n(std::max(0L, n)), known(g.known()), fresh(g.new_pages(this->n)), holder(this->n), shared(this->n + 1) {
+  for (long k = 0; k < this->n; ++k) {
+    holder[k] = g.holder(k);
+    shared[k] = g.shared_at(k, this->n);
+  }
+}
+
 namespace {
 
 // Calls f(pages, a, b) for each iteration whose written pages pass between ranks a and b:
@@ -130,31 +138,27 @@ namespace {
 // or that both sides of a cut write (left, right). One walk serves the totals and the
 // per-rank counts.
 template <class F>
-void each_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n, F f) {
-  if (!g.known()) return;
-  const std::vector<int> a = owners(from, n), b = owners(to, n);
-  const std::vector<long> fresh = g.new_pages(n);
-  for (long k = 0; k < n; ++k)
-    if (a[k] != b[k]) f(fresh[k], a[k], b[k]);
+void each_moved(const IterationPages& t, const Assignment& from, const Assignment& to, F f) {
+  if (!t.known) return;
+  const std::vector<int> a = owners(from, t.n), b = owners(to, t.n);
+  for (long k = 0; k < t.n; ++k)
+    if (a[k] != b[k]) f(t.fresh[k], a[k], b[k]);
 }
 
 template <class F>
-void each_conflict(const Geometry& g, const Assignment& a, long n, F f) {
-  if (!g.known()) return;
-  const std::vector<int> own = owners(a, n);
-  const std::vector<long> fresh = g.new_pages(n);
-  for (long k = 0; k < n; ++k) {
-    const int h = g.holder(k);
-    if (h >= 0 && h != own[k]) f(fresh[k], h, own[k]);
-  }
+void each_conflict(const IterationPages& t, const Assignment& a, F f) {
+  if (!t.known) return;
+  const std::vector<int> own = owners(a, t.n);
+  for (long k = 0; k < t.n; ++k)
+    if (const int h = t.holder[k]; h >= 0 && h != own[k]) f(t.fresh[k], h, own[k]);
 }
 
 template <class F>
-void each_shared(const Geometry& g, const Assignment& a, long n, F f) {
-  if (!g.known()) return;
-  const std::vector<int> own = owners(a, n);
-  for (long k = 1; k < n; ++k)
-    if (own[k] != own[k - 1]) f(g.shared_at(k, n), own[k - 1], own[k]);
+void each_shared(const IterationPages& t, const Assignment& a, F f) {
+  if (!t.known) return;
+  const std::vector<int> own = owners(a, t.n);
+  for (long k = 1; k < t.n; ++k)
+    if (own[k] != own[k - 1]) f(t.shared[k], own[k - 1], own[k]);
 }
 
 struct Total {
@@ -173,34 +177,34 @@ struct PerRank {
 
 }  // namespace
 
-long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
-  Total t;
-  each_moved(g, from, to, n, std::ref(t));
-  return t.sum;
+long pages_moved(const IterationPages& t, const Assignment& from, const Assignment& to) {
+  Total c;
+  each_moved(t, from, to, std::ref(c));
+  return c.sum;
 }
 
-long conflicts(const Geometry& g, const Assignment& a, long n) {
-  Total t;
-  each_conflict(g, a, n, std::ref(t));
-  return t.sum;
+long conflicts(const IterationPages& t, const Assignment& a) {
+  Total c;
+  each_conflict(t, a, std::ref(c));
+  return c.sum;
 }
 
-long shared_pages(const Geometry& g, const Assignment& a, long n) {
-  Total t;
-  each_shared(g, a, n, std::ref(t));
-  return t.sum;
+long shared_pages(const IterationPages& t, const Assignment& a) {
+  Total c;
+  each_shared(t, a, std::ref(c));
+  return c.sum;
 }
 
-std::vector<long> pages_moved_by_rank(const Geometry& g, const Assignment& from, const Assignment& to, long n) {
+std::vector<long> pages_moved_by_rank(const IterationPages& t, const Assignment& from, const Assignment& to) {
   PerRank c{std::vector<long>(std::max(from.size(), to.size()), 0)};
-  each_moved(g, from, to, n, std::ref(c));
+  each_moved(t, from, to, std::ref(c));
   return c.count;
 }
 
-std::vector<long> page_traffic_by_rank(const Geometry& g, const Assignment& a, long n, bool recurring) {
+std::vector<long> page_traffic_by_rank(const IterationPages& t, const Assignment& a, bool recurring) {
   PerRank c{std::vector<long>(a.size(), 0)};
-  each_shared(g, a, n, std::ref(c));
-  if (recurring) each_conflict(g, a, n, std::ref(c));
+  each_shared(t, a, std::ref(c));
+  if (recurring) each_conflict(t, a, std::ref(c));
   return c.count;
 }
 

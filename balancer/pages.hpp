@@ -25,6 +25,7 @@ struct WriteSection {
   // Last writer of page holder_origin + j is holders[j] (-1: none; outside: unknown).
   long holder_origin = 0;
   std::vector<int> holders;
+  bool operator==(const WriteSection&) const = default;
 };
 
 struct PageRange {
@@ -37,6 +38,7 @@ struct Geometry {
   long step = 1;
   std::vector<WriteSection> sections;
   bool known() const { return !sections.empty(); }
+  bool operator==(const Geometry&) const = default;
 
   // Pages section s writes at iteration index k.
   PageRange pages(std::size_t s, long k) const;
@@ -61,19 +63,32 @@ std::vector<int> writers_of(const WriterRuns& w, long first, long last);
 
 // Owner of each iteration index under an assignment.
 std::vector<int> owners(const Assignment& a, long n);
+
+// What the page counts below ask of a geometry at each iteration of [0, n), found in one
+// walk of its sections: the balancer weighs several candidate assignments against the same
+// geometry in one execution, and each count is then a walk of n entries.
+struct IterationPages {
+  IterationPages(const Geometry& g, long n);
+  long n = 0;
+  bool known = false;        // g.known()
+  std::vector<long> fresh;   // g.new_pages(n)
+  std::vector<int> holder;   // g.holder(k)
+  std::vector<long> shared;  // g.shared_at(k, n), for k in [0, n]
+};
+
 // Written pages that change owner from `from` to `to` (estimated per iteration).
-long pages_moved(const Geometry& g, const Assignment& from, const Assignment& to, long n);
+long pages_moved(const IterationPages& t, const Assignment& from, const Assignment& to);
 // Written pages whose last writer (holders) is another rank than their owner under `a`.
-long conflicts(const Geometry& g, const Assignment& a, long n);
+long conflicts(const IterationPages& t, const Assignment& a);
 // Pages written by more than one rank under `a`.
-long shared_pages(const Geometry& g, const Assignment& a, long n);
+long shared_pages(const IterationPages& t, const Assignment& a);
 
 // The same counts per rank, each page counted for both ranks it passes between (the one
 // that fetches it and the one that serves it, or both writers of a shared page). Ranks move
 // pages concurrently, so what a change or an execution costs in page traffic is the busiest
 // rank's count, not the sum over ranks (which grows with the number of ranks).
-std::vector<long> pages_moved_by_rank(const Geometry& g, const Assignment& from, const Assignment& to, long n);
+std::vector<long> pages_moved_by_rank(const IterationPages& t, const Assignment& from, const Assignment& to);
 // Per execution: shared pages, and with `recurring` the conflicts too.
-std::vector<long> page_traffic_by_rank(const Geometry& g, const Assignment& a, long n, bool recurring);
+std::vector<long> page_traffic_by_rank(const IterationPages& t, const Assignment& a, bool recurring);
 
 }  // namespace dsm::lb

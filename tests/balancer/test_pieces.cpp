@@ -35,8 +35,8 @@ TEST_CASE("page geometry of rows") {
   CHECK(half.shared_at(1, 10) == 1);
   CHECK(half.shared_at(2, 10) == 0);
   const Assignment a{{{0, 3}}, {{3, 10}}};
-  CHECK(shared_pages(half, a, 10) == 1);
-  CHECK(pages_moved(half, Assignment{{{0, 4}}, {{4, 10}}}, Assignment{{{0, 6}}, {{6, 10}}}, 10) == 1);
+  CHECK(shared_pages(IterationPages(half, 10), a) == 1);
+  CHECK(pages_moved(IterationPages(half, 10), Assignment{{{0, 4}}, {{4, 10}}}, Assignment{{{0, 6}}, {{6, 10}}}) == 1);
   CHECK(owners(a, 10)[3] == 1);
 }
 
@@ -45,16 +45,16 @@ TEST_CASE("page counts per rank: each page for both ranks it passes between") {
   g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});  // one page per row
   const Assignment from{{{0, 10}}, {{10, 20}}, {{20, 30}}, {{30, 40}}};
   const Assignment to{{{0, 12}}, {{12, 20}}, {{20, 29}}, {{29, 40}}};
-  CHECK(pages_moved(g, from, to, 40) == 3);
-  CHECK(pages_moved_by_rank(g, from, to, 40) == std::vector<long>{2, 2, 1, 1});
+  CHECK(pages_moved(IterationPages(g, 40), from, to) == 3);
+  CHECK(pages_moved_by_rank(IterationPages(g, 40), from, to) == std::vector<long>{2, 2, 1, 1});
   Geometry half;
   half.sections.push_back(WriteSection{0, 4, 512, 0, 511, 0, {}});  // two rows per page
   const Assignment odd{{{0, 3}}, {{3, 7}}, {{7, 10}}};
-  CHECK(shared_pages(half, odd, 10) == 2);
-  CHECK(page_traffic_by_rank(half, odd, 10, false) == std::vector<long>{1, 2, 1});
+  CHECK(shared_pages(IterationPages(half, 10), odd) == 2);
+  CHECK(page_traffic_by_rank(IterationPages(half, 10), odd, false) == std::vector<long>{1, 2, 1});
   half.sections[0].holders = {2, 2, -1, -1, -1};  // rows 0-3 last written by rank 2
-  CHECK(conflicts(half, odd, 10) == 2);
-  CHECK(page_traffic_by_rank(half, odd, 10, true) == std::vector<long>{3, 2, 3});
+  CHECK(conflicts(IterationPages(half, 10), odd) == 2);
+  CHECK(page_traffic_by_rank(IterationPages(half, 10), odd, true) == std::vector<long>{3, 2, 3});
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {

@@ -33,7 +33,7 @@ void execute(Run& run, long n, const std::vector<double>& speed, const Cost& cos
   const Assignment& a = next_execution(run.m, n, static_cast<int>(speed.size()), run.first ? nullptr : &run.figs, g, 0);
   run.first = false;
   if (a != before && !before.empty()) {
-    const std::vector<long> pages = pages_moved_by_rank(g, before, a, n);
+    const std::vector<long> pages = pages_moved_by_rank(IterationPages(g, n), before, a);
     const double cost = run.change_cost * default_page_seconds * static_cast<double>(*std::max_element(pages.begin(), pages.end()));
     run.owed[0] += cost / 2;
     run.owed[1] += cost / 2;
@@ -278,7 +278,7 @@ TEST_CASE("locality keeps boundary iterations with the rank that holds their pag
   REQUIRE(run.m.redistributions == 1);
   CHECK(run.m.assign[0] == std::vector<Span>{{0, 300}});
   CHECK(run.m.assign[1] == std::vector<Span>{{300, n}});
-  CHECK(conflicts(g, run.m.assign, n) == 0);
+  CHECK(conflicts(IterationPages(g, n), run.m.assign) == 0);
   SECTION("shift ignores the pages and keeps the balanced split") {
     Run naive = make_run(Policy::shift);
     for (int e = 0; e < 12; ++e) execute(naive, n, {1.0, 1.0}, tiny, g);
@@ -307,7 +307,7 @@ TEST_CASE("locality trades a small imbalance for a cut that shares no page") {
     REQUIRE(run.m.redistributions == 1);
     // 2688 and 2816 leave the slowest rank equally late.
     CHECK(run.m.assign[0].front().end % 128 == 0);
-    CHECK(shared_pages(g, run.m.assign, n) == 0);
+    CHECK(shared_pages(IterationPages(g, n), run.m.assign) == 0);
     CHECK(imbalance(run, speed, light) < 1.11);
   }
   SECTION("with the cost/benefit check, moving 680 pages for a cheap loop is not worth it") {
@@ -326,7 +326,7 @@ TEST_CASE("locality starts from equal blocks with page-aligned cuts") {
   g.sections.push_back(WriteSection{4096, 4, 1000, 0, 999, 0, {}});
   Run run = make_run(Policy::locality);
   execute(run, n, {1.0, 1.0, 1.0}, [](long) { return 1e-6; }, g);
-  CHECK(shared_pages(g, run.m.assign, n) == 0);
+  CHECK(shared_pages(IterationPages(g, n), run.m.assign) == 0);
   CHECK(run.m.assign[0] == std::vector<Span>{{0, 1408}});
   CHECK(run.m.assign[1] == std::vector<Span>{{1408, 2688}});
   CHECK(run.m.assign[2] == std::vector<Span>{{2688, n}});
@@ -349,7 +349,7 @@ TEST_CASE("locality gives a loop over one row to the rank that holds the row") {
   for (int e = 0; e < 3; ++e) execute(run, n, {1.0, 1.0, 1.0, 1.0}, [](long) { return 2e-9; }, g, 0.5, &noise);
   REQUIRE(run.m.redistributions == 1);
   CHECK(run.m.assign[0] == std::vector<Span>{{0, n}});
-  CHECK(shared_pages(g, run.m.assign, n) == 0);
+  CHECK(shared_pages(IterationPages(g, n), run.m.assign) == 0);
   for (int e = 0; e < 100; ++e) execute(run, n, {1.0, 2.0, 1.0, 1.0}, [](long) { return 2e-9; }, g, 0.5, &noise);
   CHECK(run.m.redistributions == 1);
   SECTION("but a sweep that is worth splitting stays split") {
