@@ -28,6 +28,21 @@
 #include <utility>
 
 namespace dsm::lb {
+namespace {
+
+// Pages (inclusive runs) a rank writes in one execution of a loop.
+struct Run {
+  long first, last;
+  int rank;
+};
+
+// What a loop that writes a leader's rows (or the leader itself) wrote last.
+struct Member {
+  std::vector<Section> writes;  // its affine write sections (followers only)
+  std::vector<Run> runs;        // every rank's written pages in its last execution
+};
+
+}  // namespace
 
 struct Site::State {
   std::string name;
@@ -38,9 +53,12 @@ struct Site::State {
   std::uint64_t execution = 0;         // executions started
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
   State* follows = nullptr;            // the loop whose rows this one's ranges follow, if any
-  // A leader's followers' affine writes, by follower id: their pages change hands with the
-  // leader's, so its decisions count them too.
-  std::map<std::uint64_t, std::vector<Section>> follower_writes;
+  // A leader's group, by site id, itself included: its followers' pages change hands with
+  // its own, so its decisions count their writes too, and a page is claimed for one rank
+  // only when no other rank writes it in any loop of the group (a boundary loop writing
+  // one element of a page the sweep's rank holds would otherwise take the whole page over
+  // at every time step, and the sweep take it back).
+  std::map<std::uint64_t, Member> group;
   double started = 0;                  // wtime() at the start of the last execution
   double period = 0;                   // from the start of the execution before to `started`
 };
@@ -303,25 +321,25 @@ Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long
 // The geometry a site decides on: its accesses' and its followers' affine writes (their
 // whole writes are not rows: the followers' own claims take care of them).
 Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders) {
-  if (st.follower_writes.empty()) return geometry_of(accesses, st.lb, st.step, n, with_holders);
-  std::vector<Section> all(accesses.begin(), accesses.end());
-  for (const auto& [id, sections] : st.follower_writes) all.insert(all.end(), sections.begin(), sections.end());
+  std::vector<Section> all;
+  for (const auto& [id, member] : st.group) all.insert(all.end(), member.writes.begin(), member.writes.end());
+  if (all.empty()) return geometry_of(accesses, st.lb, st.step, n, with_holders);
+  all.insert(all.begin(), accesses.begin(), accesses.end());
   return geometry_of(all, st.lb, st.step, n, with_holders);
 }
 
-// Pages (inclusive runs) that only `rank` writes in one execution of a loop.
-struct Run {
-  long first, last;
-  int rank;
-};
-
-// For every rank, the written pages of its ranges that no other rank's ranges write; empty
-// when a write has no descriptor (anything may be written).
-std::vector<Run> exclusive_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step) {
+// Every rank's written pages in its ranges, one run per section and range; none when a
+// write has no descriptor (`known` false: anything may be written).
+std::vector<Run> written_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step,
+                              bool& known) {
   std::vector<Run> runs;
+  known = true;
   for (const Section& s : accesses) {
     if (!writes(s)) continue;
-    if (s.whole) return {};
+    if (s.whole) {
+      known = false;
+      return {};
+    }
     for (std::size_t r = 0; r < a.size(); ++r)
       for (const Range& range : to_ranges(a[r], lb, ub, step)) {
         const Bytes b = hull(s, range);
@@ -330,23 +348,49 @@ std::vector<Run> exclusive_runs(std::span<const Section> accesses, const Assignm
                           static_cast<int>(r)});
       }
   }
-  std::vector<Run> out;
-  for (const Run& mine : runs) {
-    std::vector<std::pair<long, long>> pieces{{mine.first, mine.last}};
-    for (const Run& other : runs) {
-      if (other.rank == mine.rank) continue;
-      std::vector<std::pair<long, long>> left;
-      for (auto [f, l] : pieces) {
-        if (other.last < f || other.first > l) {
-          left.push_back({f, l});
-          continue;
-        }
-        if (f < other.first) left.push_back({f, other.first - 1});
-        if (l > other.last) left.push_back({other.last + 1, l});
-      }
-      pieces = std::move(left);
+  return runs;
+}
+
+// The pages of `mine` that no other rank writes, in `mine` or in the other members of its
+// group (`self` is this loop's entry), as runs per rank.
+std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std::uint64_t, Member>& group,
+                                std::uint64_t self) {
+  // Pages two or more ranks write: a sweep over every rank's runs, merged per rank first.
+  std::map<int, std::vector<std::pair<long, long>>> by_rank;
+  auto add = [&](const std::vector<Run>& runs) {
+    for (const Run& r : runs) by_rank[r.rank].push_back({r.first, r.last});
+  };
+  add(mine);
+  for (const auto& [id, member] : group)
+    if (id != self) add(member.runs);
+  std::vector<std::pair<long, int>> edges;  // (page, +1 where a rank's run begins, -1 after it ends)
+  for (auto& [rank, pieces] : by_rank) {
+    std::sort(pieces.begin(), pieces.end());
+    for (std::size_t i = 0; i < pieces.size();) {
+      auto [first, last] = pieces[i];
+      for (++i; i < pieces.size() && pieces[i].first <= last + 1; ++i) last = std::max(last, pieces[i].second);
+      edges.push_back({first, +1});
+      edges.push_back({last + 1, -1});
     }
-    for (auto [f, l] : pieces) out.push_back({f, l, mine.rank});
+  }
+  std::sort(edges.begin(), edges.end());
+  std::vector<std::pair<long, long>> contested;
+  int writers = 0;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const int before = writers;
+    writers += edges[i].second;
+    if (before < 2 && writers >= 2) contested.push_back({edges[i].first, 0});
+    if (before >= 2 && writers < 2) contested.back().second = edges[i].first - 1;
+  }
+  std::vector<Run> out;
+  for (const Run& run : mine) {
+    long from = run.first;
+    for (auto [first, last] : contested) {
+      if (last < from || first > run.last) continue;
+      if (first > from) out.push_back({from, first - 1, run.rank});
+      from = last + 1;
+    }
+    if (from <= run.last) out.push_back({from, run.last, run.rank});
   }
   return out;
 }
@@ -498,7 +542,7 @@ Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) 
 }
 
 Site::~Site() {
-  if (state_->follows) state_->follows->follower_writes.erase(state_->id);
+  if (state_->follows) state_->follows->group.erase(state_->id);
   for (State* other : glue().sites)
     if (other->follows == state_.get()) other->follows = nullptr;
   std::erase(glue().sites, state_.get());
@@ -640,10 +684,11 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   const Geometry g = decision_geometry(st, accesses, n, have && st.model.opt.policy == Policy::locality);
-  if (st.follows && st.follows != leader) st.follows->follower_writes.erase(st.id);
+  if (st.follows && st.follows != leader) st.follows->group.erase(st.id);
   st.follows = follow ? leader : nullptr;
+  Site::State& head = follow ? *leader : st;
   if (follow) {
-    auto& mine = leader->follower_writes[st.id];
+    auto& mine = head.group[st.id].writes;
     mine.clear();
     for (const Section& s : accesses)
       if (writes(s) && !s.whole) mine.push_back(s);
@@ -658,7 +703,10 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || st.model.redistributions != moves_before))
     trace(st, figs, st.model.redistributions != moves_before);
   ++st.execution;
-  const std::vector<Run> exclusive = exclusive_runs(accesses, a, lb, ub, step);
+  bool known = false;
+  std::vector<Run> written = written_runs(accesses, a, lb, ub, step, known);
+  const std::vector<Run> exclusive = known ? exclusive_runs(written, head.group, st.id) : std::vector<Run>{};
+  head.group[st.id].runs = std::move(written);
   record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);
