@@ -428,11 +428,8 @@ void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estima
 }
 
 const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
-  if (!m.pages || m.pages->n != m.n || m.pages_of != g) {
-    m.pages.emplace(g, m.n);
-    m.pages_of = g;
-  }
-  return *m.pages;
+  if (!m.pages || m.pages->second.n != m.n || m.pages->first != g) m.pages.emplace(g, IterationPages(g, m.n));
+  return m.pages->second;
 }
 
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {

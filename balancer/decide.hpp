@@ -8,6 +8,7 @@
 #include "pages.hpp"
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace dsm::lb {
@@ -64,8 +65,7 @@ struct SiteModel {
   std::vector<double> change_costs;  // measured / estimated, last kept_change_costs changes
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
-  std::optional<Geometry> pages_of;
-  std::optional<IterationPages> pages;
+  std::optional<std::pair<Geometry, IterationPages>> pages;
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures

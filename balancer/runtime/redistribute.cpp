@@ -329,17 +329,13 @@ Geometry decision_geometry(const Site::State& st, std::span<const Section> acces
 }
 
 // Every rank's written pages in its ranges, one run per section and range; none when a
-// write has no descriptor (`known` false: anything may be written).
-std::vector<Run> written_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step,
-                              bool& known) {
+// write has no descriptor (anything may be written).
+std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub,
+                                             long step) {
   std::vector<Run> runs;
-  known = true;
   for (const Section& s : accesses) {
     if (!writes(s)) continue;
-    if (s.whole) {
-      known = false;
-      return {};
-    }
+    if (s.whole) return std::nullopt;
     for (std::size_t r = 0; r < a.size(); ++r)
       for (const Range& range : to_ranges(a[r], lb, ub, step)) {
         const Bytes b = hull(s, range);
@@ -703,10 +699,9 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || st.model.redistributions != moves_before))
     trace(st, figs, st.model.redistributions != moves_before);
   ++st.execution;
-  bool known = false;
-  std::vector<Run> written = written_runs(accesses, a, lb, ub, step, known);
-  const std::vector<Run> exclusive = known ? exclusive_runs(written, head.group, st.id) : std::vector<Run>{};
-  head.group[st.id].runs = std::move(written);
+  std::optional<std::vector<Run>> written = written_runs(accesses, a, lb, ub, step);
+  const std::vector<Run> exclusive = written ? exclusive_runs(*written, head.group, st.id) : std::vector<Run>{};
+  head.group[st.id].runs = written ? std::move(*written) : std::vector<Run>{};
   record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);

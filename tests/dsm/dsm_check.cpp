@@ -229,6 +229,18 @@ void claims(unsigned seed, int phases) {
   }
 }
 
+// The pages next to this rank's block (blocks of per_rank words, one per rank) that it reads
+// in a halo exchange: the last of block rank-1 and the first of block rank+1.
+void check_edges(const std::uint64_t* sh, const std::vector<std::uint64_t>& model, long per_rank, const char* what) {
+  const long words_per_page = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto check = [&](long from) {
+    for (long w = from; w < from + words_per_page; ++w) expect(sh[w] == model[w], what, w, long(sh[w]), long(model[w]));
+  };
+  if (me > 0) check(me * per_rank - words_per_page);
+  if (me + 1 < P) check((me + 1) * per_rank);
+}
+
 // A halo exchange as dsm::own makes it: page-aligned blocks are owned collectively and
 // rewritten by their owners each phase (owners rotate every 10 phases, so held pages change
 // hands); after the barrier rank r reads the last page of block r-1 and the first of block
@@ -260,11 +272,7 @@ void boundary(int phases) {
       model[w] = v;
       dsm::barrier();
     }
-    auto check = [&](long from) {
-      for (long w = from; w < from + words_per_page; ++w) expect(sh[w] == model[w], "boundary", w, long(sh[w]), long(model[w]));
-    };
-    if (me > 0) check(me * per_rank - words_per_page);
-    if (me + 1 < P) check((me + 1) * per_rank);
+    check_edges(sh, model, per_rank, "boundary");
     dsm::barrier();
   }
 }
@@ -308,11 +316,7 @@ void quiet_holds(int steps) {
         if (who == me) sh[w] = model[w];
         dsm::barrier();
       }
-      auto check = [&](long from) {
-        for (long w = from; w < from + words_per_page; ++w) expect(sh[w] == model[w], "quiet holds", w, long(sh[w]), long(model[w]));
-      };
-      if (me > 0) check(me * per_rank - words_per_page);
-      if (me + 1 < P) check((me + 1) * per_rank);
+      check_edges(sh, model, per_rank, "quiet holds");
       dsm::barrier();
       if (!foreign && step > 1) quiet_pushes += pushed() - before;
     }

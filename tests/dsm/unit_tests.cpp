@@ -23,6 +23,15 @@ Interval make(std::uint32_t proc, std::uint32_t idx, dsm::mem::VectorTime vt, st
   return Interval{proc, idx, std::move(vt), std::move(runs)};
 }
 
+void check_same_runs(const std::vector<PageRun>& got, const std::vector<PageRun>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CHECK(got[i].first == want[i].first);
+    CHECK(got[i].count == want[i].count);
+    CHECK(got[i].whole == want[i].whole);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("pages become maximal runs split by the whole flag") {
@@ -54,14 +63,7 @@ TEST_CASE("two disjoint run lists merge into the runs of all their pages") {
     std::vector<std::uint8_t> wall;
     std::merge(pa.begin(), pa.end(), pb.begin(), pb.end(), std::back_inserter(all));
     for (auto p : all) wall.push_back(whole_of[p]);
-    const auto merged = merge_runs(to_runs(pa, wa), to_runs(pb, wb));
-    const auto want = to_runs(all, wall);
-    REQUIRE(merged.size() == want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      CHECK(merged[i].first == want[i].first);
-      CHECK(merged[i].count == want[i].count);
-      CHECK(merged[i].whole == want[i].whole);
-    }
+    check_same_runs(merge_runs(to_runs(pa, wa), to_runs(pb, wb)), to_runs(all, wall));
   }
 }
 
@@ -83,14 +85,7 @@ TEST_CASE("pages removed from runs leave the runs of the other pages") {
           all.push_back(p), wall.push_back(whole), kept.push_back(p), wkept.push_back(whole);
       }
     }
-    const auto left = remove_pages(to_runs(all, wall), gone);
-    const auto want = to_runs(kept, wkept);
-    REQUIRE(left.size() == want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      CHECK(left[i].first == want[i].first);
-      CHECK(left[i].count == want[i].count);
-      CHECK(left[i].whole == want[i].whole);
-    }
+    check_same_runs(remove_pages(to_runs(all, wall), gone), to_runs(kept, wkept));
   }
 }
 
