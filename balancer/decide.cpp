@@ -315,6 +315,8 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.window = 0;
   m.observed = 0;
   m.streak = 0;
+  m.calm = true;
+  m.short_rank = -1;
   m.skip = 1;
   m.declined.clear();
   m.periods.clear();  // of other bounds; what changes cost stays a property of the site
@@ -414,7 +416,8 @@ void watch_from(SiteModel& m, double estimate, double saving) {
   m.periods.clear();
 }
 
-void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, double saving) {
+// `short_rank`: the rank the change gives less to make up for its slowness (-1: none).
+void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, double saving, int short_rank) {
   watch_from(m, estimate, saving);
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages_moved(t, m.assign, next);
@@ -422,6 +425,8 @@ void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estima
   m.assign = std::move(next);
   m.observed = 0;
   m.streak = 0;
+  m.calm = false;
+  m.short_rank = short_rank;
   m.skip = 1;
   m.declined.clear();
   reset_window(m);
@@ -441,22 +446,26 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, page_s)) {
     if (*whole != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
-      adopt(m, t, std::move(*whole), estimate, 0);
+      adopt(m, t, std::move(*whole), estimate, 0, -1);
     }
     m.streak = 0;
     return;
   }
   double fastest = INFINITY, slowest = 0;
+  int slowest_rank = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r) {
     const double t = prof.work(m.assign[r]) / speed[r];
     fastest = std::min(fastest, t);
-    slowest = std::max(slowest, t);
+    if (t > slowest) slowest = t, slowest_rank = static_cast<int>(r);
   }
   // The current spans have run since the last change, so pages whose last writer is still
   // another rank are rewritten by another site every time: a recurring cost.
   const bool locality = m.opt.policy == Policy::locality;
   const bool recurring = locality && conflicts(t, m.assign) > 0;
   const bool imbalanced = slowest > (1 + m.opt.threshold) * fastest;
+  // Only rates measured over a full window of the current spans say they are in balance:
+  // right after a change the filtered rates are still mostly the old spans'.
+  if (!imbalanced && m.observed >= static_cast<int>(rate_window)) m.calm = true;
   // A balanced split that shares no written page leaves nothing to gain: no proposal (the
   // placement costs a scan of the pages per execution).
   if (!imbalanced && !(locality && (recurring || shared_pages(t, m.assign) > 0))) {
@@ -492,7 +501,10 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   std::optional<Assignment> proposed;
   bool page_gain = false;
   if (imbalanced) {
-    if (++m.streak == persist) record_break(m, m.executions - persist + 1);
+    if (++m.streak == persist) {
+      if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
+      m.calm = false;
+    }
   } else {
     if (declined_before()) {
       m.streak = 0;
@@ -521,7 +533,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
   const double stable = expected_stability(m);
   if (m.opt.cost_benefit && move_s * busiest > saving * stable) return decline();
-  adopt(m, t, std::move(next), page_s * busiest, saving);
+  adopt(m, t, std::move(next), page_s * busiest, saving, slowest_rank);
 }
 
 }  // namespace

@@ -51,6 +51,13 @@ struct SiteModel {
   // Executions at which the last lasting imbalances began (a streak out of balance long
   // enough to act on), at most kept_breaks: how often the system changes (seed 000, 5.6.2).
   std::vector<long> breaks;
+  // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
+  // with its share) is the same state, not a break: counted as one, it made a constant load
+  // look like it turned every few executions. It is a break when the ranks were found in
+  // balance since the last change or break (`calm`), or when another rank is now the
+  // slowest than the one the last change gave less (`short_rank`; a load that left).
+  bool calm = true;
+  int short_rank = -1;
   // What changes really cost: the page cost the check estimates (pages at the bulk fetch's
   // cost) leaves out the ranks waiting for each other while pages move, the diffs, twins and
   // protections that follow. So the executions after a change are timed whole (the slowest
