@@ -54,8 +54,8 @@ struct SiteModel {
   // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
   // with its share) is the same state, not a break: counted as one, it made a constant load
   // look like it turned every few executions. It is a break when the ranks were found in
-  // balance since the last change or break (`calm`), or when another rank is now the
-  // slowest than the one the last change gave less (`short_rank`; a load that left).
+  // balance since the last change or break (`calm`), or when the slowest rank is now
+  // another than the one the last change gave less (`short_rank`; a load that left).
   bool calm = true;
   int short_rank = -1;
   // What changes really cost: the page cost the check estimates (pages at the bulk fetch's
