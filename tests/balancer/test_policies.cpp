@@ -82,6 +82,16 @@ Run make_run(Policy p) {
 }
 
 const Cost uniform = [](long) { return 1e-5; };
+// Iterations whose moves are dear against their work: 0.8 us each, a page each.
+const Cost cheap = [](long) { return 0.8e-6; };
+
+// Iteration k writes page k of one array (a row of 1024 words, as a grid's row).
+Geometry page_per_iteration() {
+  Geometry g;
+  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  return g;
+}
+
 constexpr Policy balancing[] = {Policy::shift, Policy::multi, Policy::locality, Policy::fgdls};
 
 }  // namespace
@@ -183,8 +193,7 @@ TEST_CASE("at many ranks a change is judged by the busiest rank's pages, not the
   const long n = 64L * ranks;
   std::vector<double> speed(ranks, 1.0);
   for (int r = 0; r < ranks; r += 8) speed[r] = 0.5;
-  Geometry g;
-  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  const Geometry g = page_per_iteration();
   for (Policy p : balancing) {
     CAPTURE(policy_name(p));
     Run run = make_run(p);
@@ -201,9 +210,7 @@ TEST_CASE("a load that comes and goes faster than a move pays for itself is not 
   // it while the load stays 50 executions at a time, not when it turns every 20 (where
   // following each turn made 13 changes before the balancer counted how long states last).
   const long n = 2000;
-  Geometry g;
-  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
-  const Cost cheap = [](long) { return 0.8e-6; };
+  const Geometry g = page_per_iteration();
   for (Policy p : balancing) {
     CAPTURE(policy_name(p));
     Run fast = make_run(p), slow = make_run(p);
@@ -224,17 +231,17 @@ TEST_CASE("a change that falls short is followed up, not taken for a load that c
   // every ten executions, and no further change ever seemed to pay (Jacobi under the
   // paper's load kept the loaded rank 1.2-2.5x the other's time for hundreds of executions).
   const long n = 2000;
-  Geometry g;
-  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
-  const Cost cheap = [](long) { return 0.8e-6; };
+  const Geometry g = page_per_iteration();
   for (Policy p : balancing) {
     CAPTURE(policy_name(p));
     Run run = make_run(p);
     run.change_cost = 10;  // as measured for Jacobi's moves (5-13x the page estimate)
     auto speeds = [&] {
-      long mine = run.m.assign.empty() ? n / 2 : 0;
-      if (!run.m.assign.empty())
+      long mine = n / 2;  // before the first execution: equal halves
+      if (!run.m.assign.empty()) {
+        mine = 0;
         for (const Span& s : run.m.assign[1]) mine += s.size();
+      }
       return std::vector<double>{1.0, 0.25 + 0.5 * static_cast<double>(mine) / static_cast<double>(n)};
     };
     for (int e = 0; e < 300; ++e) execute(run, n, speeds(), cheap, g);
@@ -246,8 +253,7 @@ TEST_CASE("a change that falls short is followed up, not taken for a load that c
 
 TEST_CASE("what changes cost is measured, and changes that cost more than their pages are rarer") {
   const long n = 2000;
-  Geometry g;
-  g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+  const Geometry g = page_per_iteration();
   SECTION("the first change's cost, net of what it saves") {
     Run run = make_run(Policy::shift);
     run.change_cost = 8;
