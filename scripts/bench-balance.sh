@@ -5,7 +5,8 @@
 # the time with no load, with load and no balancing (--lb static), with load and balancing
 # (--lb POLICY, default auto), the ideal (no-load time x 2 / 1.5), balanced/ideal (paper:
 # 1.09 matmul, 1.20 Jacobi), and the balancer's overhead without load (POLICY vs static;
-# paper: under 6 %). Each figure is the median of REPS runs (default 3).
+# paper: under 6 %). REPS rounds (default 3) each run all four conditions; the times printed
+# are medians over the rounds, the two ratios the medians of each round's ratio.
 # Usage: scripts/bench-balance.sh [BUILD_DIR]   env: REPS, POLICY, APPS ("matmul jacobi"),
 #        MATMUL_ARGS, JACOBI_ARGS (problem sizes); DSM_LB_* options pass through to the ranks.
 set -euo pipefail
@@ -27,17 +28,31 @@ load_pid=
 stop_load() { [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null && wait "$load_pid" 2>/dev/null; load_pid=; return 0; }
 trap stop_load EXIT
 
-# Prints the median run time of: dsmrun -n 2 --bind --lb $1 $2 [args]
-median_time() {
-  local lb=$1 prog=$2 times=() t
+# Prints the time of one run of: dsmrun -n 2 --bind --lb $1 $2 [args]
+run_time() {
+  local lb=$1 prog=$2 t
   shift 2
-  for ((r = 0; r < reps; r++)); do
-    t=$("$dsmrun" -n 2 --bind --timeout 600 --lb "$lb" "$prog" "$@" | awk '$1 == "time" {print $2}')
-    [ -n "$t" ] || { echo "bench-balance: $prog printed no time" >&2; exit 1; }
-    times+=("$t")
-  done
-  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
+  t=$("$dsmrun" -n 2 --bind --timeout 600 --lb "$lb" "$prog" "$@" | awk '$1 == "time" {print $2}')
+  [ -n "$t" ] || { echo "bench-balance: $prog printed no time" >&2; exit 1; }
+  echo "$t"
 }
+
+# Runs `run_time` for the two policies $1 and $2 in an order that alternates with round $3 (so
+# neither always runs first) and prints both times, $1's first; the rest goes to run_time.
+run_pair() {
+  local a=$1 b=$2 round=$3 ta tb
+  shift 3
+  if ((round % 2)); then tb=$(run_time "$b" "$@"); ta=$(run_time "$a" "$@")
+  else ta=$(run_time "$a" "$@"); tb=$(run_time "$b" "$@"); fi
+  echo "$ta $tb"
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+# Over the rounds in `rows` ("noload static0 static_l bal_l" each): the median of column $1,
+# and the median of each round's value of the awk expression $1.
+rows=()
+col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
+per_round() { printf '%s\n' "${rows[@]}" | awk "{print $1}" | median; }
 
 printf '%-7s %9s %9s %9s %9s %9s %14s %9s\n' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
 for app in $apps; do
@@ -46,15 +61,24 @@ for app in $apps; do
   # shellcheck disable=SC2086
   "$dsmrun" -n 2 --bind --lb "$policy" "$prog" ${args[$app]} --check >/dev/null ||
     { echo "bench-balance: $app result differs from the sequential one" >&2; exit 1; }
-  noload=$(median_time "$policy" "$prog" ${args[$app]})
-  static0=$(median_time static "$prog" ${args[$app]})
-  "$load" --core 1 & load_pid=$!
-  sleep 0.5
-  static_l=$(median_time static "$prog" ${args[$app]})
-  bal_l=$(median_time "$policy" "$prog" ${args[$app]})
-  stop_load
-  awk -v app="$app" -v n="$noload" -v s0="$static0" -v sl="$static_l" -v bl="$bal_l" 'BEGIN {
-    ideal = n * 2 / 1.5
-    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%\n", app, n, sl, bl, ideal, s0, bl / ideal, (n / s0 - 1) * 100
+  # Rounds, each measuring all four conditions within seconds of each other: this VM's speed
+  # drifts over minutes, and a ratio of two medians taken minutes apart carries that drift.
+  rows=()
+  for ((r = 0; r < reps; r++)); do
+    # shellcheck disable=SC2086
+    pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
+    read -r noload static0 <<<"$pair"
+    "$load" --core 1 & load_pid=$!
+    sleep 0.5
+    # shellcheck disable=SC2086
+    pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
+    read -r bal_l static_l <<<"$pair"
+    stop_load
+    rows+=("$noload $static0 $static_l $bal_l")
+  done
+  # shellcheck disable=SC2016
+  awk -v app="$app" -v n="$(col 1)" -v s0="$(col 2)" -v sl="$(col 3)" -v bl="$(col 4)" \
+    -v bi="$(per_round '$4 / ($1 * 2 / 1.5)')" -v ov="$(per_round '($1 / $2 - 1) * 100')" 'BEGIN {
+    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%\n", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
   }'
 done
