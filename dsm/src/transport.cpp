@@ -270,7 +270,9 @@ struct Transport::Impl {
   template <class Call>
   void post(const char* what, Call call);
   void wake(int dest);
-  void block(long timeout_ns);
+  long sleep_ns() const;
+  void block();
+  void hand_off();
   void serve();
   bool poll();
   void keep_receiving();
@@ -517,7 +519,13 @@ void Transport::Impl::wake(int dest) {
   }
 }
 
-void Transport::Impl::block(long timeout_ns) {
+// How long the service thread may sleep: until woken when nothing needs its progress, a nap
+// while transfers do. Read after the thread announced its sleep (Bell::sleeping, parked):
+// a transfer a poller starts before that is seen here, one started after it wakes the
+// thread (set_polling), so no transfer waits out the idle timeout.
+long Transport::Impl::sleep_ns() const { return in_flight.load() > 0 ? busy_sleep_ns : idle_sleep_ns; }
+
+void Transport::Impl::block() {
   auto has_work = [&] {
     std::scoped_lock lock(ready_mu, self_mu);
     return !ready.empty() || !self_queue.empty() || stop.load();
@@ -526,7 +534,7 @@ void Transport::Impl::block(long timeout_ns) {
     Bell& b = bells[env.rank];
     b.sleeping.store(1, std::memory_order_seq_cst);
     const std::uint32_t ring = b.ring.load(std::memory_order_seq_cst);
-    if (progress() == 0 && !has_work()) futex_wait(b.ring, ring, timeout_ns, true);
+    if (progress() == 0 && !has_work()) futex_wait(b.ring, ring, sleep_ns(), true);
     b.sleeping.store(0, std::memory_order_seq_cst);
     return;
   }
@@ -548,7 +556,7 @@ void Transport::Impl::block(long timeout_ns) {
     }
     nfds = 2;
   }
-  const timespec ts{0, timeout_ns};
+  const timespec ts{0, sleep_ns()};
   const int n = ppoll(fds, nfds, &ts, nullptr);
   parked.store(false);
   if (n > 0 && (fds[0].revents & POLLIN)) {
@@ -575,7 +583,7 @@ void Transport::Impl::serve() {
       continue;
     }
     if (may_spin() && clock_type::now() - last_work < idle_spin) continue;
-    block(in_flight.load() > 0 ? busy_sleep_ns : idle_sleep_ns);
+    block();
     last_work = clock_type::now() - idle_spin;  // after a sleep, check once and sleep again
   }
 }
@@ -594,7 +602,20 @@ bool Transport::Impl::poll() {
   any |= drain_ready();
   any |= drain_self();
   serving = outer;
+  hand_off();
   return any;
+}
+
+// Senders do not wake the service thread while the application thread polls, and what the
+// poller took may have started transfers that need this rank's progress after it stops (a
+// large payload it receives, a large reply it sent from a handler). The service thread
+// chose its sleep before those began: it is woken to choose again, or the transfer waited
+// for its idle timeout (200 ms; Jacobi under load, whenever a block moved and its pages
+// came from the loaded rank). Called by the application thread after a poll and when it
+// stops polling.
+void Transport::Impl::hand_off() {
+  const bool polling = bell_mode ? bells[env.rank].polling.load(std::memory_order_seq_cst) : app_polling.load();
+  if (!polling && in_flight.load() > 0) wake(env.rank);
 }
 
 // A thread that waits for room to send keeps this rank receiving, so that a peer whose
@@ -941,7 +962,11 @@ void Transport::set_waiting(bool on) {
 
 void Transport::set_polling(bool on) {
   Impl& m = *impl_;
-  if (m.bell_mode) return m.bells[m.env.rank].polling.store(on, std::memory_order_seq_cst);
+  if (m.bell_mode) {
+    m.bells[m.env.rank].polling.store(on, std::memory_order_seq_cst);
+    if (!on) m.hand_off();
+    return;
+  }
   m.app_polling.store(on);
   if (!on && m.parked.load()) m.wake(m.env.rank);
 }

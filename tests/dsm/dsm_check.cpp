@@ -425,6 +425,33 @@ void page_cost() {
   dsm::barrier();
 }
 
+// Blocks of 1 MiB written by one rank and fetched by the other, turn about: each fetch is a
+// large message (header, then a payload transfer that needs both ranks' progress). A rank's
+// application thread that polls takes such messages itself and may stop polling before the
+// transfer is done; the service thread must then take over, not sleep through it: a lost
+// wake-up left such transfers to the service thread's idle timeout (200 ms). Run with one
+// rank's core loaded, where that happened for one fetch in ten. Checks every word and that
+// no fetch came near that timeout (a fetch takes a few milliseconds, 25 at most here).
+void handoff() {
+  const long words = 512 * 256, rounds = 60;  // 256 pages
+  auto* sh = dsm::alloc<long>(words);
+  double slowest = 0;
+  for (long r = 0; r < rounds; ++r) {
+    const int writer = int(r % 2);
+    if (dsm::rank() == writer)
+      for (long w = 0; w < words; ++w) sh[w] = w * rounds + r;
+    dsm::barrier();
+    if (dsm::rank() == 1 - writer) {
+      const double t0 = dsm::wtime();
+      dsm::prefetch(sh, words * sizeof(long), dsm::Mode::read);
+      slowest = std::max(slowest, dsm::wtime() - t0);
+      for (long w = 0; w < words; ++w) expect(sh[w] == w * rounds + r, "fetched word", w, sh[w], w * rounds + r);
+    }
+    dsm::barrier();
+  }
+  expect(slowest < 0.15, "slowest fetch of 1 MiB (us)", 0, long(slowest * 1e6), 150000);
+}
+
 }  // namespace
 
 // Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
@@ -467,6 +494,8 @@ int main(int argc, char** argv) {
     dsm::barrier();
   } else if (mode == "page_cost") {
     page_cost();
+  } else if (mode == "handoff") {
+    handoff();
   } else if (mode == "kept") {
     kept(120);
   } else if (mode == "shared_edge") {
