@@ -319,8 +319,7 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.short_rank = -1;
   m.skip = 1;
   m.declined.clear();
-  m.periods.clear();  // of other bounds; what changes cost stays a property of the site
-  m.change_estimate = 0;
+  m.change_estimate = 0;  // what changes cost stays a property of the site
 }
 
 void reset_window(SiteModel& m) {
@@ -334,26 +333,28 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Records what the watched change cost: its first change_watch periods against the median
+// of those after them.
+void finish_watch(SiteModel& m) {
+  const double settled = median({m.after.begin() + change_watch, m.after.end()});
+  double excess = 0;
+  for (int e = 0; e < change_watch; ++e) excess += m.after[e] - settled;
+  m.change_costs.push_back(std::clamp(excess / m.change_estimate, 1.0, 64.0));
+  if (m.change_costs.size() > kept_change_costs) m.change_costs.erase(m.change_costs.begin());
+  m.change_estimate = 0;
+}
+
 // Figures of execution E carry the period of E - 1; they arrive at the start of E + 1, so
 // the period is of the execution two before the one starting now (m.executions).
 void watch_change(SiteModel& m, const std::vector<RankFigures>& figs) {
-  if (!m.opt.learn_change_cost) return;
+  if (!m.opt.learn_change_cost || m.change_estimate <= 0 || m.executions - 2 < m.change_at) return;
   double period = 0;
   for (const RankFigures& f : figs) {
     if (f.period <= 0) return;
     period = std::max(period, f.period);
   }
-  if (m.change_estimate > 0 && m.executions - 2 >= m.change_at) {
-    m.change_excess += period - m.change_baseline;
-    if (++m.change_seen < change_watch) return;
-    m.change_costs.push_back(std::clamp(m.change_excess / m.change_estimate, 1.0, 64.0));
-    if (m.change_costs.size() > kept_change_costs) m.change_costs.erase(m.change_costs.begin());
-    m.change_estimate = 0;
-    return;
-  }
-  if (m.change_estimate > 0) return;  // before the change's spans ran: neither before nor after
-  m.periods.push_back(period);
-  if (m.periods.size() > rate_window) m.periods.erase(m.periods.begin());
+  m.after.push_back(period);
+  if (m.after.size() == change_watch + rate_window) finish_watch(m);
 }
 
 void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
@@ -404,21 +405,19 @@ long busiest_pages(const IterationPages& t, const Assignment& from, const Assign
   return by_rank.empty() ? 0 : *std::max_element(by_rank.begin(), by_rank.end());
 }
 
-// Starts timing a change whose pages were estimated to cost `estimate` seconds, when there
-// is a baseline to time it against: the periods before it, less the time per execution the
-// change expects to save.
-void watch_from(SiteModel& m, double estimate, double saving) {
-  m.change_estimate = m.periods.size() >= 3 ? estimate : 0;
-  m.change_baseline = m.change_estimate > 0 ? std::max(0.0, median(m.periods) - saving) : 0;
-  m.change_excess = 0;
-  m.change_seen = 0;
+// Starts timing a change whose pages were estimated to cost `estimate` seconds. The change
+// watched before, if any, is judged by the settled periods it had (a few will do; changes
+// that follow each other closely would otherwise never be measured).
+void watch_from(SiteModel& m, double estimate) {
+  if (m.change_estimate > 0 && m.after.size() >= change_watch + 3) finish_watch(m);
+  m.change_estimate = estimate;
   m.change_at = m.executions;
-  m.periods.clear();
+  m.after.clear();
 }
 
 // `short_rank`: the rank the change gives less to make up for its slowness (-1: none).
-void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, double saving, int short_rank) {
-  watch_from(m, estimate, saving);
+void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank) {
+  watch_from(m, estimate);
   m.iterations_moved += owner_changes(m.assign, next, m.n);
   m.pages_moved += pages_moved(t, m.assign, next);
   ++m.redistributions;
@@ -446,7 +445,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, page_s)) {
     if (*whole != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
-      adopt(m, t, std::move(*whole), estimate, 0, -1);
+      adopt(m, t, std::move(*whole), estimate, -1);
     }
     m.streak = 0;
     return;
@@ -533,7 +532,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
   const double stable = expected_stability(m);
   if (m.opt.cost_benefit && move_s * busiest > saving * stable) return decline();
-  adopt(m, t, std::move(next), page_s * busiest, saving, slowest_rank);
+  adopt(m, t, std::move(next), page_s * busiest, slowest_rank);
 }
 
 }  // namespace

@@ -60,15 +60,15 @@ struct SiteModel {
   int short_rank = -1;
   // What changes really cost: the page cost the check estimates (pages at the bulk fetch's
   // cost) leaves out the ranks waiting for each other while pages move, the diffs, twins and
-  // protections that follow. So the executions after a change are timed whole (the slowest
-  // rank's period, start to start) against the periods before it, and a change is judged at
-  // the median ratio of measured to estimated cost of the last few (at least 1).
-  std::vector<double> periods;     // last rate_window periods outside a watch, oldest first
+  // protections that follow. So the first change_watch executions after a change are timed
+  // whole (the slowest rank's period, start to start) against the median of the rate_window
+  // periods that follow them, the new spans settled: the periods before a change ran under
+  // other spans and often another load (the load that made the change worth it, biting
+  // harder since), and taken as the baseline they charged the load to the change. A change
+  // is judged at the median ratio of measured to estimated cost of the last few (at least 1).
   double change_estimate = 0;      // estimated cost of the change being watched (0: none)
-  double change_baseline = 0;      // median period before it
-  double change_excess = 0;        // time beyond the baseline since it
-  int change_seen = 0;             // periods measured since it
   long change_at = 0;              // execution (executions' count) its spans first ran in
+  std::vector<double> after;       // periods since then, oldest first
   std::vector<double> change_costs;  // measured / estimated, last kept_change_costs changes
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
