@@ -368,6 +368,12 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
   }
+  double period = 0, slowest = 0;
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    period = std::max(period, figs[r].period);
+    slowest = std::max(slowest, m.last_wall[r]);
+  }
+  m.clock += period > 0 ? period : slowest;
   if (m.skip > 0) {
     --m.skip;
     return;
@@ -483,7 +489,8 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const int enough = first ? m.opt.warmup : static_cast<int>(rate_window);
   const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 4);
   // Paper 2.3: act only when the powers stay at odds with the distribution, first through
-  // the warm-up, then through `settle` consecutive executions; noise rarely lasts that long.
+  // the warm-up, then through `settle` consecutive executions and `evidence` seconds; noise
+  // rarely lasts that long.
   // An imbalance counts without a proposal, which (a scan of the pages) is made only when
   // it could be acted on.
   const std::vector<double> power = normalized(speed);
@@ -500,7 +507,8 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   std::optional<Assignment> proposed;
   bool page_gain = false;
   if (imbalanced) {
-    if (++m.streak == persist) {
+    if (++m.streak == 1) m.streak_began = m.clock;
+    if (m.streak == persist) {
       if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
       m.calm = false;
     }
@@ -512,9 +520,11 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
+    if (m.streak == 1) m.streak_began = m.clock;
     if (!page_gain) decline();
   }
-  if (m.streak < persist || m.observed < enough) return;
+  const bool lasted = m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+  if (m.streak < persist || m.observed < enough || !lasted) return;
   if (!proposed) {
     if (declined_before()) return;
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);

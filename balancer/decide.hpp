@@ -23,6 +23,11 @@ inline constexpr std::size_t kept_breaks = 4;
 inline constexpr std::size_t kept_change_costs = 5;
 inline constexpr int change_watch = 4;
 
+// A streak out of balance this long is evidence enough however short the executions (five
+// rate windows): Options::evidence in seconds would hold back a loop of fine executions for
+// hundreds of them.
+inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -41,6 +46,9 @@ struct SiteModel {
   int window = 0;
   int observed = 0;  // usable executions since the start or the last change
   int streak = 0;    // consecutive usable executions that found the ranks out of balance
+  double clock = 0;         // seconds of the site's executions so far (periods, or the slowest
+                            // rank's time in its ranges where no period came)
+  double streak_began = 0;  // `clock` when the present streak began
   int skip = 1;      // executions still to discard (cold pages after a start or a change)
   // Powers at the last proposal that changed nothing (the same spans, too small a move, or
   // not worth its pages) and `observed` then: the same powers give the same proposal, so

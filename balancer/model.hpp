@@ -42,6 +42,10 @@ struct Options {
   double threshold = 0.10;  // change only if slowest > (1 + threshold) * fastest (paper: 10 %)
   int settle = 3;           // consecutive out-of-balance executions needed for a change (the
                             // first execution after a change is discarded)
+  // ... lasting at least this long (seconds of the site's executions): a machine's cores
+  // swing in speed for tens of milliseconds (other virtual machines on the host), which a
+  // loop of 1-2 ms executions otherwise took for a load, moving pages for nothing.
+  double evidence = 0.1;
   bool filter = true;       // asymmetric rate filter (seed 000, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
   bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
@@ -63,7 +67,7 @@ struct Options {
 Policy parse_policy(const std::string& name, const std::string& what);
 const char* policy_name(Policy p);
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
 // DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1). Throws
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);

@@ -78,6 +78,8 @@ double imbalance(const Run& run, const std::vector<double>& speed, const Cost& c
 Run make_run(Policy p) {
   Run run;
   run.m.opt.policy = p;
+  // The tests below count executions; how long an imbalance must last in seconds has its own.
+  run.m.opt.evidence = 0;
   return run;
 }
 
@@ -248,6 +250,31 @@ TEST_CASE("a change that falls short is followed up, not taken for a load that c
     INFO("changes " << run.m.redistributions << ", breaks " << Catch::Detail::stringify(run.m.breaks));
     CHECK(run.m.redistributions >= 2);
     CHECK(imbalance(run, speeds(), cheap) < 1 + run.m.opt.threshold);
+  }
+}
+
+TEST_CASE("a swing shorter than the evidence moves nothing, a lasting slowdown does") {
+  // 2000 iterations of 1 us at 2 ranks: executions of ~1 ms, as Jacobi's. Rank 1 runs at
+  // 0.8 of rank 0's speed for 30 executions (a core of a virtual machine slowed by the
+  // host for 30 ms), then from execution 100 on for good.
+  const long n = 2000;
+  const Geometry g = page_per_iteration();
+  const Cost micro = [](long) { return 1e-6; };
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    run.m.opt.evidence = 0.1;
+    std::vector<int> at;
+    for (int e = 0; e < 300; ++e) {
+      const long before = run.m.redistributions;
+      const bool slow = (e >= 20 && e < 50) || e >= 100;
+      execute(run, n, {1.0, slow ? 0.8 : 1.0}, micro, g);
+      if (run.m.redistributions != before) at.push_back(e);
+    }
+    INFO("changes at " << Catch::Detail::stringify(at));
+    REQUIRE(!at.empty());
+    CHECK(at.front() >= 100);
+    CHECK(imbalance(run, {1.0, 0.8}, micro) < 1 + run.m.opt.threshold);
   }
 }
 
