@@ -344,15 +344,11 @@ void finish_watch(SiteModel& m) {
   m.change_estimate = 0;
 }
 
-// Figures of execution E carry the period of E - 1; they arrive at the start of E + 1, so
-// the period is of the execution two before the one starting now (m.executions).
-void watch_change(SiteModel& m, const std::vector<RankFigures>& figs) {
-  if (!m.opt.learn_change_cost || m.change_estimate <= 0 || m.executions - 2 < m.change_at) return;
-  double period = 0;
-  for (const RankFigures& f : figs) {
-    if (f.period <= 0) return;
-    period = std::max(period, f.period);
-  }
+// `period`: the slowest rank's period carried by the figures, 0 if a rank sent none. Figures
+// of execution E carry the period of E - 1; they arrive at the start of E + 1, so the period
+// is of the execution two before the one starting now (m.executions).
+void watch_change(SiteModel& m, double period) {
+  if (!m.opt.learn_change_cost || m.change_estimate <= 0 || m.executions - 2 < m.change_at || period <= 0) return;
   m.after.push_back(period);
   if (m.after.size() == change_watch + rate_window) finish_watch(m);
 }
@@ -361,18 +357,18 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   if (figs.size() != m.assign.size()) return;
   for (std::size_t r = 0; r < figs.size(); ++r)
     if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
-  watch_change(m, figs);
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
+  double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
+  bool every_period = true;
   for (std::size_t r = 0; r < figs.size(); ++r) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
-  }
-  double period = 0, slowest = 0;
-  for (std::size_t r = 0; r < figs.size(); ++r) {
     period = std::max(period, figs[r].period);
+    every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
   }
+  watch_change(m, every_period ? period : 0);
   m.clock += period > 0 ? period : slowest;
   if (m.skip > 0) {
     --m.skip;
@@ -507,8 +503,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   std::optional<Assignment> proposed;
   bool page_gain = false;
   if (imbalanced) {
-    if (++m.streak == 1) m.streak_began = m.clock;
-    if (m.streak == persist) {
+    if (++m.streak == persist) {
       if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
       m.calm = false;
     }
@@ -520,9 +515,9 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
-    if (m.streak == 1) m.streak_began = m.clock;
     if (!page_gain) decline();
   }
+  if (m.streak == 1) m.streak_began = m.clock;
   const bool lasted = m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
   if (m.streak < persist || m.observed < enough || !lasted) return;
   if (!proposed) {

@@ -26,9 +26,11 @@ struct Run {
 };
 
 // One execution: decide, then time every rank's spans at its speed (times 1 +- noise).
-void execute(Run& run, long n, const std::vector<double>& speed, const Cost& cost, const Geometry& g = {},
+// Returns whether the site changed its spans for it.
+bool execute(Run& run, long n, const std::vector<double>& speed, const Cost& cost, const Geometry& g = {},
              double noise = 0, std::mt19937* rng = nullptr) {
   const Assignment before = run.m.assign;
+  const long changes_before = run.m.redistributions;
   for (RankFigures& f : run.figs) f.period = run.change_cost > 0 ? run.periods[1] : 0;
   const Assignment& a = next_execution(run.m, n, static_cast<int>(speed.size()), run.first ? nullptr : &run.figs, g, 0);
   run.first = false;
@@ -57,6 +59,7 @@ void execute(Run& run, long n, const std::vector<double>& speed, const Cost& cos
   run.periods[0] = slowest + run.owed[0];
   run.owed[0] = std::exchange(run.owed[1], 0);
   run.elapsed += run.periods[0];
+  return run.m.redistributions != changes_before;
 }
 
 double rank_time(const Run& run, std::size_t r, const std::vector<double>& speed, const Cost& cost) {
@@ -266,10 +269,8 @@ TEST_CASE("a swing shorter than the evidence moves nothing, a lasting slowdown d
     run.m.opt.evidence = 0.1;
     std::vector<int> at;
     for (int e = 0; e < 300; ++e) {
-      const long before = run.m.redistributions;
       const bool slow = (e >= 20 && e < 50) || e >= 100;
-      execute(run, n, {1.0, slow ? 0.8 : 1.0}, micro, g);
-      if (run.m.redistributions != before) at.push_back(e);
+      if (execute(run, n, {1.0, slow ? 0.8 : 1.0}, micro, g)) at.push_back(e);
     }
     INFO("changes at " << Catch::Detail::stringify(at));
     REQUIRE(!at.empty());
@@ -299,11 +300,8 @@ TEST_CASE("what changes cost is measured, and changes that cost more than their 
     Run run = make_run(Policy::shift);
     run.change_cost = 4;
     std::vector<int> at;
-    for (int e = 0; e < 60; ++e) {
-      const long before = run.m.redistributions;
-      execute(run, n, {1.0, e < 8 ? 1.0 : 0.5}, uniform, g);
-      if (run.m.redistributions != before) at.push_back(e);
-    }
+    for (int e = 0; e < 60; ++e)
+      if (execute(run, n, {1.0, e < 8 ? 1.0 : 0.5}, uniform, g)) at.push_back(e);
     INFO("changes at " << Catch::Detail::stringify(at) << " costs " << Catch::Detail::stringify(run.m.change_costs));
     CHECK(change_cost_factor(run.m) == Approx(4).epsilon(0.05));
   }
@@ -318,11 +316,8 @@ TEST_CASE("what changes cost is measured, and changes that cost more than their 
       std::vector<int> timed_at, blind_at;
       for (int e = 0; e < 160; ++e) {
         const std::vector<double> speed{1.0, e >= 25 && e < 65 ? 0.44 : 0.5};
-        const long t = timed.m.redistributions, b = blind.m.redistributions;
-        execute(timed, n, speed, uniform, g);
-        execute(blind, n, speed, uniform, g);
-        if (timed.m.redistributions != t) timed_at.push_back(e);
-        if (blind.m.redistributions != b) blind_at.push_back(e);
+        if (execute(timed, n, speed, uniform, g)) timed_at.push_back(e);
+        if (execute(blind, n, speed, uniform, g)) blind_at.push_back(e);
       }
       INFO("changes at " << Catch::Detail::stringify(timed_at) << " / " << Catch::Detail::stringify(blind_at)
                          << ", time " << timed.elapsed << " / " << blind.elapsed);
