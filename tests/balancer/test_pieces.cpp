@@ -107,6 +107,14 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_HEADROOM"));
   env = {{"DSM_LB_HEADROOM", "1.5"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_HEADROOM"));
+  env = {};
+  CHECK(options_from(get).evidence == 0.1);
+  env = {{"DSM_LB_EVIDENCE", "0"}};  // act on imbalances of any length (the executions decide)
+  CHECK(options_from(get).evidence == 0);
+  env = {{"DSM_LB_EVIDENCE", "-0.1"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_EVIDENCE"));
+  env = {{"DSM_LB_EVIDENCE", "soon"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_EVIDENCE"));
 }
 
 TEST_CASE("equal blocks and index ranges") {
