@@ -119,13 +119,18 @@ void record_break(SiteModel& m, long execution) {
 // large saving, which keeps noisy speeds from swinging the cuts back and forth. Where
 // lasting imbalances have begun at a steady interval (a load that comes and goes), what is
 // left of the present one is that interval less the executions since it began: a change that
-// the load's next turn would undo before it paid for its pages is not made.
+// the load's next turn would undo before it paid for its pages is not made. An imbalance that
+// has gone on for more than twice that interval says the pattern no longer holds (two
+// breaks a few executions apart at the start of a run, while the load began to bite, had
+// made a constant load look like one that turns every few executions, and no change ever
+// seemed to pay): it is expected to go on as long as it has outlasted those two intervals.
 double expected_stability(const SiteModel& m) {
   double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
   if (m.breaks.size() >= 2) {
     const double interval =
         static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
-    stable = std::min(stable, std::max(1.0, interval - static_cast<double>(m.executions - m.breaks.back())));
+    const double since = static_cast<double>(m.executions - m.breaks.back());
+    stable = std::min(stable, std::max(1.0, since > 2 * interval ? since - 2 * interval : interval - since));
   }
   return stable;
 }
