@@ -444,6 +444,7 @@ const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
 }
 
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
+  m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
@@ -453,6 +454,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     if (*whole != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
       adopt(m, t, std::move(*whole), estimate, -1);
+      m.verdict = Verdict::changed;
     }
     m.streak = 0;
     return;
@@ -474,6 +476,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   if (!imbalanced && m.observed >= static_cast<int>(rate_window)) m.calm = true;
   // A balanced split that shares no written page leaves nothing to gain: no proposal (the
   // placement costs a scan of the pages per execution).
+  m.verdict = Verdict::balanced;
   if (!imbalanced && !(locality && (recurring || shared_pages(t, m.assign) > 0))) {
     m.streak = 0;
     return;
@@ -501,9 +504,10 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
       if (std::abs(power[r] - m.declined[r]) > 0.5 * m.opt.threshold * m.declined[r]) return false;
     return true;
   };
-  auto decline = [&] {
+  auto decline = [&](Verdict why) {
     m.declined = power;
     m.declined_at = std::max(m.observed, 1);
+    m.verdict = why;
   };
   std::optional<Assignment> proposed;
   bool page_gain = false;
@@ -515,37 +519,59 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   } else {
     if (declined_before()) {
       m.streak = 0;
+      m.verdict = Verdict::declined;
       return;
     }
+    m.horizon = expected_stability(m);
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
     m.streak = page_gain ? m.streak + 1 : 0;
-    if (!page_gain) decline();
+    if (!page_gain) return decline(Verdict::balanced);
   }
   if (m.streak == 1) m.streak_began = m.clock;
   const bool lasted = m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+  m.verdict = Verdict::waiting;
   if (m.streak < persist || m.observed < enough || !lasted) return;
   if (!proposed) {
-    if (declined_before()) return;
+    if (declined_before()) {
+      m.verdict = Verdict::declined;
+      return;
+    }
+    m.horizon = expected_stability(m);
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
   }
   Assignment next = std::move(*proposed);
-  if (next == m.assign) return decline();
+  if (next == m.assign) return decline(Verdict::kept);
   const double saving = execution_cost(m.assign, prof, speed, t, page_s, recurring) -
                         execution_cost(next, prof, speed, t, page_s, recurring);
-  if (saving <= 0) return decline();
+  if (saving <= 0) return decline(Verdict::futile);
   double largest = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r)
     largest = std::max(largest, std::abs(prof.work(next[r]) - prof.work(m.assign[r])));
-  if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size())) return decline();
+  if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size()))
+    return decline(Verdict::futile);
   const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
-  const double stable = expected_stability(m);
-  if (m.opt.cost_benefit && move_s * busiest > saving * stable) return decline();
+  if (m.opt.cost_benefit && move_s * busiest > saving * m.horizon) return decline(Verdict::dear);
   adopt(m, t, std::move(next), page_s * busiest, slowest_rank);
+  m.verdict = Verdict::changed;
 }
 
 }  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::idle: return "idle";
+    case Verdict::balanced: return "balanced";
+    case Verdict::waiting: return "waiting for the imbalance to last";
+    case Verdict::declined: return "declined before at these powers";
+    case Verdict::kept: return "kept: moving pages would not pay";
+    case Verdict::futile: return "kept: the change would save nothing or move too little";
+    case Verdict::dear: return "kept: its pages cost more than it saves";
+    case Verdict::changed: return "changed";
+  }
+  return "?";
+}
 
 Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes) {
   if (requested != Policy::automatic) return requested;

@@ -31,6 +31,19 @@ inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
+// What the last execution's decision came to, for DSM_LB_TRACE=2.
+enum class Verdict {
+  idle,      // nothing to decide: static, new bounds, no figures yet, or a loop of few pages
+  balanced,  // within the threshold, and no written page to gain
+  waiting,   // out of balance, not yet for long enough (warm-up, settle, evidence)
+  declined,  // a proposal for the same powers was declined before
+  kept,      // the proposal is the present spans (moving pages would not pay over the horizon)
+  futile,    // the proposal saves nothing, or moves less than min_move
+  dear,      // its pages cost more than it saves over the horizon (cost/benefit)
+  changed,
+};
+const char* verdict_name(Verdict v);
+
 struct SiteModel {
   Options opt;  // opt.policy is resolved (never automatic)
   long n = -1;
@@ -81,6 +94,8 @@ struct SiteModel {
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
+  Verdict verdict = Verdict::idle;
+  double horizon = 0;  // executions the last proposal was judged over (expected stability)
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures

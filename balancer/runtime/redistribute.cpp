@@ -525,6 +525,12 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
     line += buf;
     for (const Span& sp : st.model.assign[r]) line += " [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) + ")";
   }
+  line += std::string(" | ") + verdict_name(st.model.verdict);
+  if (st.model.verdict == Verdict::kept || st.model.verdict == Verdict::dear) {
+    char over[48];
+    std::snprintf(over, sizeof over, " over %.0f executions", st.model.horizon);
+    line += over;
+  }
   std::fprintf(stderr, "dsm-lb: %s\n", line.c_str());
 }
 

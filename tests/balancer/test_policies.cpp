@@ -108,12 +108,15 @@ TEST_CASE("a constant speed ratio is balanced in one step after the warm-up") {
     Run run = make_run(p);
     for (int e = 0; e < 11; ++e) execute(run, 4000, speed, uniform);
     CHECK(run.m.redistributions == 0);  // warm-up (first execution discarded, then 10)
+    CHECK(run.m.verdict == Verdict::waiting);
     CHECK(imbalance(run, speed, uniform) > 1.9);
     execute(run, 4000, speed, uniform);
     CHECK(run.m.redistributions == 1);
+    CHECK(run.m.verdict == Verdict::changed);
     CHECK(imbalance(run, speed, uniform) < 1.01);
     for (int e = 0; e < 50; ++e) execute(run, 4000, speed, uniform);
     CHECK(run.m.redistributions == 1);
+    CHECK(run.m.verdict == Verdict::balanced);
   }
 }
 
@@ -127,6 +130,10 @@ TEST_CASE("the warm-up and the threshold are options") {
   tolerant.m.opt.threshold = 1.5;
   for (int e = 0; e < 40; ++e) execute(tolerant, 1000, speed, uniform);
   CHECK(tolerant.m.redistributions == 0);
+  CHECK(tolerant.m.verdict == Verdict::balanced);
+  Run fixed = make_run(Policy::static_blocks);
+  for (int e = 0; e < 20; ++e) execute(fixed, 1000, speed, uniform);
+  CHECK(fixed.m.verdict == Verdict::idle);
 }
 
 TEST_CASE("no change while the slowest rank is within the threshold") {
@@ -410,6 +417,9 @@ TEST_CASE("locality trades a small imbalance for a cut that shares no page") {
     Run run = make_run(Policy::locality);
     for (int e = 0; e < 12; ++e) execute(run, n, speed, light, g);
     CHECK(run.m.redistributions == 0);
+    // Said so by the trace (DSM_LB_TRACE=2), with the horizon it was judged over.
+    CHECK((run.m.verdict == Verdict::kept || run.m.verdict == Verdict::dear));
+    CHECK(run.m.horizon >= 1);
   }
 }
 
