@@ -62,6 +62,17 @@ bool execute(Run& run, long n, const std::vector<double>& speed, const Cost& cos
   return run.m.redistributions != changes_before;
 }
 
+// Runs `executions` executions at the speeds speed_at(e) and returns those at which the site
+// changed its spans.
+std::vector<int> change_executions(Run& run, long n, int executions,
+                                   const std::function<std::vector<double>(int)>& speed_at, const Cost& cost,
+                                   const Geometry& g) {
+  std::vector<int> at;
+  for (int e = 0; e < executions; ++e)
+    if (execute(run, n, speed_at(e), cost, g)) at.push_back(e);
+  return at;
+}
+
 double rank_time(const Run& run, std::size_t r, const std::vector<double>& speed, const Cost& cost) {
   double w = 0;
   for (const Span& s : run.m.assign[r])
@@ -274,11 +285,10 @@ TEST_CASE("two imbalances close together do not hold back a lasting one for good
   for (Policy p : balancing) {
     CAPTURE(policy_name(p));
     Run run = make_run(p);
-    std::vector<int> at;
-    for (int e = 0; e < 400; ++e) {
+    const std::vector<int> at = change_executions(run, n, 400, [](int e) {
       const bool slow = (e >= 12 && e < 15) || (e >= 18 && e < 21) || e >= 30;
-      if (execute(run, n, {1.0, slow ? 0.5 : 1.0}, cheap, g)) at.push_back(e);
-    }
+      return std::vector<double>{1.0, slow ? 0.5 : 1.0};
+    }, cheap, g);
     INFO("changes at " << Catch::Detail::stringify(at) << ", breaks " << Catch::Detail::stringify(run.m.breaks));
     REQUIRE(!at.empty());
     CHECK(at.back() > 30);
@@ -297,11 +307,10 @@ TEST_CASE("a swing shorter than the evidence moves nothing, a lasting slowdown d
     CAPTURE(policy_name(p));
     Run run = make_run(p);
     run.m.opt.evidence = 0.1;
-    std::vector<int> at;
-    for (int e = 0; e < 300; ++e) {
+    const std::vector<int> at = change_executions(run, n, 300, [](int e) {
       const bool slow = (e >= 20 && e < 50) || e >= 100;
-      if (execute(run, n, {1.0, slow ? 0.8 : 1.0}, micro, g)) at.push_back(e);
-    }
+      return std::vector<double>{1.0, slow ? 0.8 : 1.0};
+    }, micro, g);
     INFO("changes at " << Catch::Detail::stringify(at));
     REQUIRE(!at.empty());
     CHECK(at.front() >= 100);
@@ -329,9 +338,8 @@ TEST_CASE("what changes cost is measured, and changes that cost more than their 
     // under the paper's load: 30-64 times the estimate, and no change paid after it).
     Run run = make_run(Policy::shift);
     run.change_cost = 4;
-    std::vector<int> at;
-    for (int e = 0; e < 60; ++e)
-      if (execute(run, n, {1.0, e < 8 ? 1.0 : 0.5}, uniform, g)) at.push_back(e);
+    const std::vector<int> at =
+        change_executions(run, n, 60, [](int e) { return std::vector<double>{1.0, e < 8 ? 1.0 : 0.5}; }, uniform, g);
     INFO("changes at " << Catch::Detail::stringify(at) << " costs " << Catch::Detail::stringify(run.m.change_costs));
     CHECK(change_cost_factor(run.m) == Approx(4).epsilon(0.05));
   }
@@ -343,12 +351,9 @@ TEST_CASE("what changes cost is measured, and changes that cost more than their 
       Run timed = make_run(p), blind = make_run(p);
       timed.change_cost = blind.change_cost = 40;
       blind.m.opt.learn_change_cost = false;  // judges by pages alone
-      std::vector<int> timed_at, blind_at;
-      for (int e = 0; e < 160; ++e) {
-        const std::vector<double> speed{1.0, e >= 25 && e < 65 ? 0.44 : 0.5};
-        if (execute(timed, n, speed, uniform, g)) timed_at.push_back(e);
-        if (execute(blind, n, speed, uniform, g)) blind_at.push_back(e);
-      }
+      const auto speed = [](int e) { return std::vector<double>{1.0, e >= 25 && e < 65 ? 0.44 : 0.5}; };
+      const std::vector<int> timed_at = change_executions(timed, n, 160, speed, uniform, g);
+      const std::vector<int> blind_at = change_executions(blind, n, 160, speed, uniform, g);
       INFO("changes at " << Catch::Detail::stringify(timed_at) << " / " << Catch::Detail::stringify(blind_at)
                          << ", time " << timed.elapsed << " / " << blind.elapsed);
       CHECK(change_cost_factor(timed.m) == Approx(40).epsilon(0.05));
