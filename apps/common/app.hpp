@@ -6,14 +6,11 @@
 // per iteration, to follow how a run reacts to a change of load).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <string>
 
 namespace app {
 
@@ -24,21 +21,9 @@ struct Options {
   bool trace = false;  // print one line per iteration
 };
 
-// Parses the common options. Exits with CLI11's message and code on bad input or --help.
-inline Options parse(int argc, char** argv, const char* what, Options defaults) {
-  Options o = defaults;
-  CLI::App cli{what};
-  cli.add_option("--n", o.n, "problem size")->capture_default_str()->check(CLI::Range(3L, 1L << 20));
-  cli.add_option("--iters", o.iters, "iterations")->capture_default_str()->check(CLI::Range(1L, 1L << 30));
-  cli.add_flag("--check", o.check, "also compute sequentially on rank 0 and compare (exit 1 if different)");
-  cli.add_flag("--trace", o.trace, "print the duration of every iteration");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(cli.exit(e));
-  }
-  return o;
-}
+// Parses the common options (CLI11, compiled once in app.cpp). Exits with CLI11's message and
+// code on bad input or --help.
+Options parse(int argc, char** argv, const char* what, Options defaults);
 
 // 64-bit hash of the bytes of an array: equal checksums mean bit-identical results
 // (for floating point too, where a sum would hide differences in the last bits).

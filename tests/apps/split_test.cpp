@@ -1,6 +1,5 @@
 // The page-aware split of the hand-parallelized versions: blocks tile the range, and
 // boundaries sit on page starts when one is near the even split point.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include "../../apps/common/split.hpp"

@@ -1,5 +1,4 @@
 // Policies driven by synthetic timings: ranks with given speeds and per-iteration costs.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include "decide.hpp"

@@ -1,6 +1,5 @@
 // Unit tests of interval bookkeeping: runs, the log, ordering, the wire decoders and the
 // runs of pages pending whole; the statistics board's reader.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <algorithm>

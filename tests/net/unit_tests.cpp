@@ -1,5 +1,4 @@
 // Unit tests of the message layer's pure parts and of a single-rank transport.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <array>
