@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 namespace dsm::lb {
 namespace {
@@ -102,6 +103,45 @@ void normalize(std::vector<Span>& spans) {
       merged.push_back(s);
   }
   spans = std::move(merged);
+}
+
+Assignment follow_spans(const Assignment& leader, long leader_lb, long leader_step, long leader_n, long lb,
+                        long step, long n) {
+  struct Piece {
+    Span span;
+    std::size_t rank;
+  };
+  std::vector<Piece> pieces;
+  for (std::size_t r = 0; r < leader.size(); ++r)
+    for (const Span& s : leader[r]) pieces.push_back({s, r});
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.span.begin < b.span.begin; });
+  // The leader's index of value lb + k*step: non-decreasing in k (both steps are positive),
+  // so the k of one leader span form one run, whose end bisection finds.
+  const auto leader_index = [&](long k) {
+    const long offset = lb + k * step - leader_lb;
+    return std::clamp(offset >= 0 ? offset / leader_step : -1, 0L, leader_n - 1);
+  };
+  Assignment out(leader.size());
+  for (long k = 0; k < n;) {
+    const long kl = leader_index(k);
+    auto next = std::upper_bound(pieces.begin(), pieces.end(), kl,
+                                 [](long v, const Piece& p) { return v < p.span.begin; });
+    if (next == pieces.begin() || std::prev(next)->span.end <= kl)
+      throw std::logic_error("follow_spans: the leader's assignment leaves its iteration " + std::to_string(kl) +
+                             " to no rank");
+    const Piece& p = *std::prev(next);
+    long lo = k + 1, hi = n;  // the first k past the run: leader_index(k) >= p.span.end
+    while (lo < hi) {
+      const long mid = lo + (hi - lo) / 2;
+      if (leader_index(mid) < p.span.end) lo = mid + 1;
+      else hi = mid;
+    }
+    auto& spans = out[p.rank];
+    if (!spans.empty() && spans.back().end == k) spans.back().end = lo;
+    else spans.push_back({k, lo});
+    k = lo;
+  }
+  return out;
 }
 
 }  // namespace dsm::lb

@@ -80,5 +80,11 @@ std::vector<Range> to_ranges(const std::vector<Span>& spans, long lb, long ub, l
 long iteration_count(long lb, long ub, long step);
 // Sorts, drops empty spans and merges touching ones.
 void normalize(std::vector<Span>& spans);
+// The spans of a loop lb, lb+step, ... (n iterations) that runs each iteration value v on the
+// rank that runs value v in a leader loop (leader_lb, leader_step, leader_n iterations,
+// spread by `leader`, which covers them); values outside the leader's go with its first or
+// last iteration. Costs O(spans x log n): runtime glue calls it at every execution.
+Assignment follow_spans(const Assignment& leader, long leader_lb, long leader_step, long leader_n, long lb,
+                        long step, long n);
 
 }  // namespace dsm::lb

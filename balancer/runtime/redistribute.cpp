@@ -285,22 +285,6 @@ std::optional<FollowKey> follow_key(std::span<const Section> accesses, long lb, 
   return FollowKey{step, stride, first};
 }
 
-// A follower's spans: iteration value v goes to the rank that runs the leader's iteration v
-// (clamped to the leader's range).
-Assignment follow_leader(const Site::State& leader, long lb, long step, long n) {
-  const SiteModel& m = leader.model;
-  const std::vector<int> own = owners(m.assign, m.n);
-  Assignment a(m.assign.size());
-  for (long k = 0; k < n; ++k) {
-    const long offset = lb + k * step - leader.lb;
-    const long kl = std::clamp(offset >= 0 ? offset / leader.step : -1, 0L, m.n - 1);
-    auto& spans = a[static_cast<std::size_t>(own[kl])];
-    if (!spans.empty() && spans.back().end == k) ++spans.back().end;
-    else spans.push_back({k, k + 1});
-  }
-  return a;
-}
-
 Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long n, bool with_holders) {
   Geometry g;
   g.lb = lb;
@@ -694,7 +678,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
     mine.clear();
     for (const Section& s : accesses)
       if (writes(s) && !s.whole) mine.push_back(s);
-    Assignment next = follow_leader(*leader, lb, step, n);
+    Assignment next = follow_spans(leader->model.assign, leader->lb, leader->step, leader->model.n, lb, step, n);
     if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
     st.model.assign = std::move(next);
     st.model.n = n;

@@ -6,7 +6,9 @@
 #include "pages.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 using namespace dsm::lb;
@@ -143,4 +145,36 @@ TEST_CASE("the page writer memory keeps the last writer of every page") {
   CHECK(got[101] == 1);  // 149
   CHECK(got[102] == -1); // 150
   CHECK(w.runs.size() == 4);
+}
+
+TEST_CASE("a follower loop's spans give each value to the rank that runs it in the leader") {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 500; ++round) {
+    const int ranks = 1 + static_cast<int>(rng() % 4);
+    const long leader_n = 1 + static_cast<long>(rng() % 300);
+    // The leader's iterations cut into 1-12 spans dealt to random ranks.
+    std::vector<long> cuts{0, leader_n};
+    for (int c = static_cast<int>(rng() % 12); c > 0; --c) cuts.push_back(static_cast<long>(rng() % leader_n));
+    std::sort(cuts.begin(), cuts.end());
+    Assignment leader(static_cast<std::size_t>(ranks));
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i)
+      if (cuts[i] < cuts[i + 1]) leader[rng() % ranks].push_back({cuts[i], cuts[i + 1]});
+    for (auto& spans : leader) normalize(spans);
+    const long leader_lb = static_cast<long>(rng() % 21) - 10, leader_step = 1 + static_cast<long>(rng() % 3);
+    const long lb = static_cast<long>(rng() % 41) - 20, step = 1 + static_cast<long>(rng() % 3);
+    const long n = static_cast<long>(rng() % 400);
+    const Assignment got = follow_spans(leader, leader_lb, leader_step, leader_n, lb, step, n);
+    // Reference: value by value, clamped to the leader's first and last iterations.
+    const std::vector<int> own = owners(leader, leader_n);
+    Assignment want(static_cast<std::size_t>(ranks));
+    for (long k = 0; k < n; ++k) {
+      const long offset = lb + k * step - leader_lb;
+      const long kl = std::clamp(offset >= 0 ? offset / leader_step : -1, 0L, leader_n - 1);
+      want[static_cast<std::size_t>(own[kl])].push_back({k, k + 1});
+    }
+    for (auto& spans : want) normalize(spans);
+    INFO("round " << round);
+    CHECK(got == want);
+  }
+  CHECK_THROWS_WITH(follow_spans(Assignment{{{0, 2}}, {{3, 5}}}, 0, 1, 5, 0, 1, 5), Catch::Contains("no rank"));
 }
