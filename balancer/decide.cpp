@@ -243,9 +243,9 @@ Assignment place_locality(const SiteModel& m, const Profile& prof, const std::ve
                           const std::vector<double>& power, const IterationPages& t, double page_s, double move_s,
                           bool recurring) {
   std::vector<long> cuts = balanced_cuts(prof, power, m.n);
-  // Over as many executions as the cost/benefit check counts: a move the check would take
-  // is not ruled out here by a shorter horizon.
-  if (t.known) place_for_locality(cuts, prof, speed, t, page_s, move_s, expected_stability(m), recurring);
+  // Over as many executions as the cost/benefit check counts (m.horizon, set with the
+  // proposal): a move the check would take is not ruled out here by a shorter horizon.
+  if (t.known) place_for_locality(cuts, prof, speed, t, page_s, move_s, m.horizon, recurring);
   return contiguous(cuts);
 }
 
@@ -511,6 +511,12 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   };
   std::optional<Assignment> proposed;
   bool page_gain = false;
+  // The proposal, and the horizon it and the cost/benefit check count over.
+  auto make_proposal = [&] {
+    m.horizon = expected_stability(m);
+    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
+    page_gain = gains_pages(*proposed);
+  };
   if (imbalanced) {
     if (++m.streak == persist) {
       if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
@@ -522,9 +528,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
       m.verdict = Verdict::declined;
       return;
     }
-    m.horizon = expected_stability(m);
-    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
-    page_gain = gains_pages(*proposed);
+    make_proposal();
     m.streak = page_gain ? m.streak + 1 : 0;
     if (!page_gain) return decline(Verdict::balanced);
   }
@@ -537,9 +541,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
       m.verdict = Verdict::declined;
       return;
     }
-    m.horizon = expected_stability(m);
-    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
-    page_gain = gains_pages(*proposed);
+    make_proposal();
   }
   Assignment next = std::move(*proposed);
   if (next == m.assign) return decline(Verdict::kept);

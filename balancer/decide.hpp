@@ -95,7 +95,7 @@ struct SiteModel {
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
   Verdict verdict = Verdict::idle;
-  double horizon = 0;  // executions the last proposal was judged over (expected stability)
+  double horizon = 0;  // executions the last proposal was judged over (expected stability; read by propose)
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
