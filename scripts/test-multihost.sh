@@ -44,7 +44,7 @@ expect=$root/tests/net/expect.sh
 # tcp provider told to use eth0 (each namespace's only interface besides loopback). An array,
 # not a function: expect.sh runs it under timeout(1).
 dsmrun_cmd() {
-  run=("$bin/dsmrun" -n "$1" --hosts "$NETNS_HOSTS" --launch 'ip netns exec {host} sh -c'
+  run=("$bin/dsmrun" -n "$1" --hosts "$NETNS_HOSTS" --launch 'ip netns exec {host}'
        --provider tcp --rendezvous-addr "$NETNS_HUB_ADDR" --env FI_TCP_IFACE=eth0 --timeout "$timeout")
 }
 now() { date +%s.%N; }

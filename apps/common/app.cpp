@@ -3,9 +3,7 @@
 // the application sources include).
 #include "app.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include <cstdlib>
+#include "cli.hpp"
 
 namespace app {
 
@@ -16,11 +14,7 @@ Options parse(int argc, char** argv, const char* what, Options defaults) {
   cli.add_option("--iters", o.iters, "iterations")->capture_default_str()->check(CLI::Range(1L, 1L << 30));
   cli.add_flag("--check", o.check, "also compute sequentially on rank 0 and compare (exit 1 if different)");
   cli.add_flag("--trace", o.trace, "print the duration of every iteration");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(cli.exit(e));
-  }
+  dsm::cli::parse_or_exit(cli, argc, argv);
   return o;
 }
 

@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   cli.add_option("--period", period, "on/off period in seconds (0: constant load)")->capture_default_str()->check(CLI::NonNegativeNumber);
   cli.add_option("--duty", duty, "fraction of each period the load is on")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cli.add_option("--seconds", seconds, "stop after this long (0: until killed)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(cli, argc, argv);
+  dsm::cli::parse_or_exit(cli, argc, argv);
 
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (core >= cores) {

@@ -485,13 +485,7 @@ void json_string(std::string& out, const std::string& s) {
 }
 
 // DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.
-int trace_level() {
-  static const int level = [] {
-    const char* v = std::getenv("DSM_LB_TRACE");
-    return v ? std::atoi(v) : 0;
-  }();
-  return level;
-}
+int trace_level() { return run_options().trace; }
 
 void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved) {
   char since[64];
@@ -642,12 +636,12 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   Site::State& st = site.state();
   const int nranks = nprocs(), me = rank();
   st.lb = lb, st.ub = ub, st.step = step;
+  const Options& opts = run_options();  // a bad setting is refused at one rank too
   if (nranks <= 1) {
     ++st.model.executions;
     ++st.execution;
     return Plan(site, n > 0 ? std::vector<Range>{{lb, ub, step}} : std::vector<Range>{});
   }
-  const Options& opts = run_options();
   if (!st.resolved) {
     bool affine = false, whole = false;
     for (const Section& s : accesses)

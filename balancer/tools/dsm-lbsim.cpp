@@ -3,7 +3,7 @@
 // prints, per rank count and load, each policy's efficiency against the ideal.
 #include "sim.hpp"
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include <cstdio>
 #include <stdexcept>
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", c.options.warmup, "executions before the first change")->check(CLI::Range(0, 1 << 20));
   app.add_option("--threshold", c.options.threshold, "imbalance tolerated")->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", c.seed, "random seed");
-  CLI11_PARSE(app, argc, argv);
+  dsm::cli::parse_or_exit(app, argc, argv);
   try {
     std::vector<Policy> chosen;
     for (const auto& p : policies) chosen.push_back(parse_policy(p, "--policy"));

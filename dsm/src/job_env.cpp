@@ -1,5 +1,8 @@
 #include "job_env.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -15,6 +18,18 @@ std::string_view var(const char* name) {
 [[noreturn]] void malformed(const char* name, std::string_view value, const char* why) {
   throw std::runtime_error(std::string("dsm: malformed environment variable ") + name + "='" +
                            std::string(value) + "': " + why);
+}
+// The first line of standard input, read a byte at a time so nothing after it is consumed.
+std::string first_line_of_stdin() {
+  std::string line;
+  char c = 0;
+  while (line.size() < 256) {
+    const ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') break;
+    line += c;
+  }
+  return line;
 }
 int parse_int(const char* name) {
   const std::string_view s = var(name);
@@ -40,6 +55,14 @@ JobEnv read_job_env() {
   if (colon == std::string::npos || colon == 0 || colon + 1 == env.rendezvous.size())
     malformed("DSM_RENDEZVOUS", env.rendezvous, "expected host:port");
   env.token = var("DSM_TOKEN");
+  // dsmrun passes the token of a rank it starts through a launch command (ssh) on the
+  // command's standard input, where other users cannot see it.
+  if (env.token == "stdin") {
+    env.token = first_line_of_stdin();
+    if (env.token.empty())
+      malformed("DSM_TOKEN", "stdin",
+                "standard input had no token line (the launch command must pass dsmrun's standard input on: not ssh -n)");
+  }
   if (env.token.size() < 16 || env.token.find_first_not_of("0123456789abcdef") != std::string::npos)
     malformed("DSM_TOKEN", env.token, "expected at least 16 lowercase hex digits");
   env.provider = var("DSM_PROVIDER");

@@ -14,8 +14,9 @@ struct JobEnv {
   bool under_dsmrun = false;
 };
 
-// Reads DSM_RANK, DSM_SIZE, DSM_RENDEZVOUS, DSM_TOKEN, DSM_PROVIDER. Without DSM_RANK the
-// program runs as a single rank. Throws std::runtime_error naming a malformed variable.
+// Reads DSM_RANK, DSM_SIZE, DSM_RENDEZVOUS, DSM_TOKEN (or, when it is "stdin", the first line
+// of standard input), DSM_PROVIDER. Without DSM_RANK the program runs as a single rank.
+// Throws std::runtime_error naming a malformed variable.
 JobEnv read_job_env();
 
 }  // namespace dsm::net

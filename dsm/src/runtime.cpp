@@ -57,6 +57,21 @@ std::size_t env_size(const char* name, std::size_t fallback) {
   return x << shift;
 }
 
+// An integer setting in [min, max] (no size suffix).
+std::uint64_t env_int(const char* name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (*end || *v == '-' || errno == ERANGE || x < min || x > max) {
+    std::fprintf(stderr, "dsm: %s=%s: expected an integer from %llu to %llu\n", name, v,
+                 static_cast<unsigned long long>(min), static_cast<unsigned long long>(max));
+    std::exit(2);
+  }
+  return x;
+}
+
 void require_init(const char* what) {
   if (!g_initialized) {
     std::fprintf(stderr, "dsm: %s called before dsm::init\n", what);
@@ -115,12 +130,12 @@ void init(int, char**) {
     s.me = env.rank;
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
-    s.populate = env_size("DSM_POPULATE", 1) != 0;
+    s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
     mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once.
     if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
-    s.poll_ns = env_size("DSM_POLL_US", s.poll_ns / 1000) * 1000;
+    s.poll_ns = env_int("DSM_POLL_US", s.poll_ns / 1000, 0, 10'000'000) * 1000;
     s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));

@@ -1,6 +1,6 @@
 // dsm-bench-mem: what the memory layer's building blocks cost on this machine, each beside
 // a reference measured in the same run (medians of many samples; the machines are noisy).
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   std::size_t npages = 64;
   app.add_option("--samples", samples, "samples per measurement (median reported)")->check(CLI::Range(3, 100000));
   app.add_option("--pages", npages, "pages per sample (working set)")->check(CLI::Range(1, 4096));
-  CLI11_PARSE(app, argc, argv);
+  dsm::cli::parse_or_exit(app, argc, argv);
   const int ops = static_cast<int>(npages);
 
   Region region(bench_base, npages * page_size);

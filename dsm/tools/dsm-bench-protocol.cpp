@@ -7,7 +7,7 @@
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   CLI::App app{"dsm-bench-protocol: DSM protocol costs beside their floors (run with dsmrun -n 2..4)"};
   int reps = 200;
   app.add_option("--reps", reps, "repetitions of each measurement")->check(CLI::Range(10, 100000));
-  CLI11_PARSE(app, argc, argv);
+  dsm::cli::parse_or_exit(app, argc, argv);
   dsm::init(argc, argv);
   const int me = dsm::rank(), P = dsm::nprocs();
   if (P < 2) {

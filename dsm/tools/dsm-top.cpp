@@ -2,7 +2,7 @@
 // statistics board in shared memory (board.hpp): once, or every few seconds until the job ends.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -43,10 +43,10 @@ int main(int argc, char** argv) {
                  "the job: its id (dsm-<16 hex digits>, as dsmrun --watch shows it) or its board "
                  "(/dev/shm/dsm-<id>-board); default: the only job on this host");
   app.add_option("-i,--interval", interval, "print again every S seconds until the job ends")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1e-3, 1e6));
   app.add_flag("--json", json, "print JSON (the counters under the names of dsmrun --stats-json)");
   app.footer("Exit status: 0 when the board was read, 1 when it is missing or not a valid board, 2 on bad use.");
-  CLI11_PARSE(app, argc, argv);
+  dsm::cli::parse_or_exit(app, argc, argv);
 
   if (job.empty()) {
     const auto names = boards_on_this_host();

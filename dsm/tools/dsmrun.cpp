@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 #include <chrono>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "board.hpp"
+#include "model.hpp"
 #include "bootstrap.hpp"
 #include "slurm.hpp"
 #include "transport.hpp"
@@ -122,6 +123,25 @@ std::vector<std::string> split_words(const std::string& s) {
   return words;
 }
 
+// The launch command with {host} replaced, followed by the rank's command line `line`. ssh and
+// rsh hand their arguments to the remote user's shell as one line, and so does a launch
+// command that ends in `sh -c`; any other launcher (ip netns exec, docker exec, ...) runs its
+// arguments as a program, so the line goes to `sh -c`.
+std::vector<std::string> launch_argv(const std::string& launch, const std::string& host, const std::string& line) {
+  std::vector<std::string> argv;
+  for (auto w : split_words(launch)) {
+    for (auto at = w.find("{host}"); at != std::string::npos; at = w.find("{host}", at + host.size()))
+      w.replace(at, 6, host);
+    argv.push_back(w);
+  }
+  const auto base = [](const std::string& w) { return w.substr(w.rfind('/') + 1); };
+  const bool shell_line = (!argv.empty() && (base(argv[0]) == "ssh" || base(argv[0]) == "rsh")) ||
+                          (argv.size() >= 2 && argv.back() == "-c" && base(argv[argv.size() - 2]).ends_with("sh"));
+  if (!shell_line) argv.insert(argv.end(), {"sh", "-c"});
+  argv.push_back(line);
+  return argv;
+}
+
 class Job {
  public:
   Job(Options o) : opt_(std::move(o)), token_(random_token()) {}
@@ -143,7 +163,7 @@ class Job {
   void reap();
   void fail(int code);
   void kill_all(int sig);
-  void print_stats() const;
+  bool print_stats() const;  // false: --stats-json could not be written
   void watch(bool last);
 
   Options opt_;
@@ -248,6 +268,7 @@ void Job::spawn(int r) {
     env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   std::vector<std::string> argv;
+  int token_pipe[2] = {-1, -1};
   if (rk.start == Start::srun) {
     // One task on the rank's node, sharing the allocation's CPUs with the other ranks' steps
     // (--overlap: without it a step may wait for the CPUs or memory another step holds). The
@@ -260,14 +281,13 @@ void Job::spawn(int r) {
   } else {
     char cwd[4096] = ".";
     if (!getcwd(cwd, sizeof cwd)) std::strcpy(cwd, ".");
+    // The command line is seen by every user of both hosts (ps): the token goes through the
+    // launcher's standard input instead, which the rank reads when DSM_TOKEN is "stdin".
     std::string remote = "cd " + shell_quote(cwd) + " && exec env";
-    for (const auto& [k, v] : env) remote += " " + k + "=" + shell_quote(v);
+    for (const auto& [k, v] : env) remote += " " + k + "=" + shell_quote(k == "DSM_TOKEN" ? "stdin" : v);
     for (const auto& a : opt_.command) remote += " " + shell_quote(a);
-    for (auto w : split_words(opt_.launch)) {
-      if (auto at = w.find("{host}"); at != std::string::npos) w.replace(at, 6, rk.host);
-      argv.push_back(w);
-    }
-    argv.push_back(remote);
+    argv = launch_argv(opt_.launch, rk.host, remote);
+    if (pipe2(token_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   }
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
@@ -279,6 +299,7 @@ void Job::spawn(int r) {
     signal(SIGCHLD, SIG_DFL);
     if (rk.start != Start::command)
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (token_pipe[0] >= 0) dup2(token_pipe[0], STDIN_FILENO);
     if (opt_.bind && rk.start == Start::fork) {
       cpu_set_t set;
       CPU_ZERO(&set);
@@ -293,6 +314,12 @@ void Job::spawn(int r) {
     _exit(127);
   }
   setpgid(pid, pid);  // also from here, so a kill right after fork reaches the group
+  if (token_pipe[0] >= 0) {
+    close(token_pipe[0]);
+    const std::string line = token_ + "\n";  // a pipe takes 33 bytes without blocking
+    [[maybe_unused]] ssize_t w = write(token_pipe[1], line.data(), line.size());
+    close(token_pipe[1]);
+  }
   rk.pid = pid;
   rk.running = true;
 }
@@ -495,7 +522,7 @@ int Job::run() {
   if (opt_.watch > 0) watch(true);
   for (auto& rk : ranks_)
     if (rk.conn >= 0) close(rk.conn);
-  if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty())) print_stats();
+  if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty()) && !print_stats()) exit_code_ = 1;
   return exit_code_;
 }
 
@@ -511,7 +538,7 @@ void Job::watch(bool last) {
   }
 }
 
-void Job::print_stats() const {
+bool Job::print_stats() const {
   namespace pt = boost::property_tree;
   std::vector<std::string> names;
   std::vector<std::map<std::string, std::string>> values(ranks_.size());
@@ -570,8 +597,13 @@ void Job::print_stats() const {
     out << "[";
     for (std::size_t r = 0; r < ranks_.size(); ++r) out << (r ? ",\n" : "\n") << ranks_[r].stats;
     out << "\n]\n";
-    if (!out) std::fprintf(stderr, "dsmrun: cannot write %s\n", opt_.stats_json.c_str());
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "dsmrun: cannot write --stats-json %s: %s\n", opt_.stats_json.c_str(), std::strerror(errno));
+      return false;
+    }
   }
+  return true;
 }
 
 }  // namespace
@@ -595,20 +627,37 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
-  app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array");
+  app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array")
+      ->check([](const std::string& path) {
+        // Found out before the job runs, not after it.
+        const auto slash = path.rfind('/');
+        const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+        if (access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) != 0 : access(dir.c_str(), W_OK | X_OK) != 0)
+          return "cannot write " + path + ": " + std::strerror(errno);
+        return std::string();
+      });
   std::string watch;
   app.add_flag("--watch{2}", watch,
                "--watch[=S]: every S seconds (default 2) and at the end, print a line per rank of this host "
                "(state, messages, bytes, time in communication, barriers, locks, faults) on stderr; "
                "dsm-top shows the same for a job already running");
-  app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB)");
+  app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB): static, shift, multi, locality, fgdls, auto")
+      ->check([](const std::string& name) {
+        try {
+          dsm::lb::parse_policy(name, "--lb");
+          return std::string();
+        } catch (const std::invalid_argument& e) {  // "--lb=NAME: why": CLI11 names the option
+          const std::string what = e.what();
+          return what.substr(what.find(": ") + 2);
+        }
+      });
   app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->allow_extra_args(false)->check([](const std::string& s) {
     return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
   });
   // Everything from the program on belongs to the program, even options dsmrun also has.
   app.prefix_command();
   app.footer("Usage: dsmrun -n N [options] ./prog args...");
-  CLI11_PARSE(app, argc, argv);
+  dsm::cli::parse_or_exit(app, argc, argv);
   opt.command = app.remaining();
   if (!watch.empty()) {
     char* end = nullptr;
