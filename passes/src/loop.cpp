@@ -127,11 +127,17 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
   }
   bool VisitCallExpr(CallExpr* c) {
     const FunctionDecl* fn = c->getDirectCallee();
-    for (unsigned k = 0; k < c->getNumArgs(); ++k) {
+    // A member operator (v[i] on a std::vector) takes the object as argument 0, so its
+    // arguments are one ahead of the callee's parameters.
+    const auto* member_op = isa<CXXOperatorCallExpr>(c) ? dyn_cast_or_null<CXXMethodDecl>(fn) : nullptr;
+    const unsigned first = member_op ? 1 : 0;
+    for (unsigned k = first; k < c->getNumArgs(); ++k) {
       // Unknown callee or parameter: assume the worst for reference-capable arguments.
-      const bool known = fn && k < fn->getNumParams();
-      if (!known || writable_reference(fn->getParamDecl(k)->getType())) mark(c->getArg(k), c);
+      const unsigned param = k - first;
+      const bool known = fn && param < fn->getNumParams();
+      if (!known || writable_reference(fn->getParamDecl(param)->getType())) mark(c->getArg(k), c);
     }
+    if (member_op && !member_op->isConst() && c->getNumArgs() > 0) mark(c->getArg(0), c);
     if (const auto* m = dyn_cast<CXXMemberCallExpr>(c))
       if (const auto* md = m->getMethodDecl(); md && !md->isConst()) mark(m->getImplicitObjectArgument(), c);
     return true;
@@ -364,7 +370,7 @@ Access Analyzer::classify(const Expr* e, bool& escapes) const {
     const FunctionDecl* fn = c->getDirectCallee();
     for (unsigned k = 0; k < c->getNumArgs(); ++k)
       if (c->getArg(k)->IgnoreParens() == e) {
-        const unsigned param = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(fn) ? k - 1 : k;
+        const unsigned param = isa<CXXOperatorCallExpr>(c) && isa_and_nonnull<CXXMethodDecl>(fn) ? k - 1 : k;
         if (fn && param < fn->getNumParams() && !writable_reference(fn->getParamDecl(param)->getType()))
           return Access::read;
       }
