@@ -1,8 +1,10 @@
 #include "loop.hpp"
 
+#include "source.hpp"
+#include "writes.hpp"
+
 #include <clang/AST/ParentMap.h>
 #include <clang/AST/RecursiveASTVisitor.h>
-#include <clang/Lex/Lexer.h>
 
 #include <algorithm>
 #include <functional>
@@ -23,16 +25,6 @@ const char* name(Access a) {
 }
 
 namespace {
-
-std::string text_of(const Stmt* s, const ASTContext& ctx) {
-  const SourceManager& sm = ctx.getSourceManager();
-  const CharSourceRange r = sm.getExpansionRange(s->getSourceRange());
-  return Lexer::getSourceText(CharSourceRange::getTokenRange(r.getBegin(), r.getEnd()), sm,
-                              ctx.getLangOpts())
-      .str();
-}
-
-bool is_shared_name(const NamedDecl* d) { return d && d->getName().startswith("sh_"); }
 
 // The variable whose storage an lvalue expression designates (s in s.x, a in a[3] for a
 // local array), or null when it goes through a pointer.
@@ -513,6 +505,7 @@ std::optional<Loop> Analyzer::run() {
   }
   scan_.TraverseStmt(const_cast<Stmt*>(loop_->getBody()));
   check_control(loop_->getBody(), 0, ctx_, report_);
+  check_writes(loop_, header_.var, ctx_, report_);
   const std::string var = header_.var->getName().str();
   keys_[header_.var] = var;
   if (scan_.modified.count(header_.var))

@@ -2,13 +2,13 @@
 #include <dsm/dsm.hpp>
 
 void irregular(double* sh_a, double* sh_b, double* sh_c, double* sh_d, const long* idx, long n) {
-  long k = 0;
 #pragma dsm parallel for
   for (long i = 0; i < n; ++i) {
     sh_a[i * i] = 1.0;
     sh_b[idx[i]] = 2.0;
+    long k = i;
+    k = k * 3 % n;
     sh_c[k] = 3.0;
-    k = k + 1;
     sh_d[i / 2] += sh_d[i];
   }
 }

@@ -1,0 +1,348 @@
+#include "writes.hpp"
+
+#include "source.hpp"
+
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace dsmpass {
+namespace {
+
+using namespace clang;
+
+// Where the memory a write lands in lives.
+enum class Home {
+  shared,        // elements of an sh_ array
+  local,         // a variable (or temporary) of one iteration
+  outside,       // a variable declared before the loop, or a member of *this
+  static_local,  // a static variable of the body: one for every iteration
+  unknown,       // behind a pointer, iterator or call that is not an sh_ array
+};
+
+struct Target {
+  Home home;
+  std::string name;  // the variable, or the text of what the pointer comes from
+};
+
+bool fine(const Target& t) { return t.home == Home::shared || t.home == Home::local; }
+
+// `c ? a : b` may be either.
+Target worse(Target a, Target b) { return fine(a) ? b : a; }
+
+bool shared_array(const ValueDecl* d) {
+  return is_shared_name(d) && (d->getType()->isPointerType() || d->getType()->isArrayType());
+}
+
+// Parentheses and the wrappers of temporaries say nothing about where memory lives.
+const Expr* strip(const Expr* e) {
+  while (true) {
+    e = e->IgnoreParens();
+    if (const auto* f = dyn_cast<FullExpr>(e)) e = f->getSubExpr();
+    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(e)) e = m->getSubExpr();
+    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(e)) e = b->getSubExpr();
+    else return e;
+  }
+}
+
+struct Write {
+  const Expr* target;  // the lvalue written, or the pointer (iterator) written through
+  bool through;
+  bool moves;  // ++, --, +=, -=: a pointer so changed still points into the same array
+};
+
+bool is_assignment(OverloadedOperatorKind op) {
+  switch (op) {
+    case OO_Equal: case OO_PlusEqual: case OO_MinusEqual: case OO_StarEqual: case OO_SlashEqual:
+    case OO_PercentEqual: case OO_CaretEqual: case OO_AmpEqual: case OO_PipeEqual: case OO_LessLessEqual:
+    case OO_GreaterGreaterEqual: case OO_PlusPlus: case OO_MinusMinus:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool moves(const CallExpr* c) {
+  const auto* op = dyn_cast<CXXOperatorCallExpr>(c);
+  if (!op) return false;
+  const OverloadedOperatorKind k = op->getOperator();
+  return k == OO_PlusPlus || k == OO_MinusMinus || k == OO_PlusEqual || k == OO_MinusEqual;
+}
+
+// Whether calling `md` changes its object. A non-const member with a const overload of the
+// same name is an accessor (operator[], at, begin, data): the call itself changes nothing,
+// and writing its result is a write of its own. One without a const overload (push_back, a
+// random engine's operator()) changes the object.
+bool mutates(const CXXMethodDecl* md) {
+  if (md->isConst() || md->isStatic() || isa<CXXConstructorDecl>(md) || isa<CXXDestructorDecl>(md)) return false;
+  if (is_assignment(md->getOverloadedOperator())) return true;
+  for (const NamedDecl* d : md->getParent()->lookup(md->getDeclName())) {
+    const auto* other = dyn_cast<CXXMethodDecl>(d);
+    if (const auto* t = dyn_cast<FunctionTemplateDecl>(d)) other = dyn_cast<CXXMethodDecl>(t->getTemplatedDecl());
+    if (other && other->isConst()) return false;
+  }
+  return true;
+}
+
+// Every write of the body: assignments, increments, arguments bound to non-const lvalue
+// references or pointers, and objects whose mutating members are called.
+class WriteScan : public RecursiveASTVisitor<WriteScan> {
+ public:
+  explicit WriteScan(ASTContext& ctx) : ctx_(ctx) {}
+  std::vector<Write> writes;
+
+  bool VisitBinaryOperator(BinaryOperator* b) {
+    if (b->isAssignmentOp())
+      writes.push_back({b->getLHS(), false, b->getOpcode() == BO_AddAssign || b->getOpcode() == BO_SubAssign});
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator* u) {
+    if (u->isIncrementDecrementOp()) writes.push_back({u->getSubExpr(), false, true});
+    return true;
+  }
+  bool VisitCallExpr(CallExpr* c) {
+    const FunctionDecl* fn = c->getDirectCallee();
+    // A member operator's argument 0 is its object, not its first parameter.
+    const auto* op_method = isa<CXXOperatorCallExpr>(c) ? dyn_cast_or_null<CXXMethodDecl>(fn) : nullptr;
+    if (op_method && c->getNumArgs() > 0) {
+      if (mutates(op_method)) writes.push_back({c->getArg(0), false, moves(c)});
+      arguments(fn, c->getArgs() + 1, c->getNumArgs() - 1);
+    } else {
+      arguments(fn, c->getArgs(), c->getNumArgs());
+    }
+    if (const auto* m = dyn_cast<CXXMemberCallExpr>(c)) {
+      const auto* callee = dyn_cast<MemberExpr>(m->getCallee()->IgnoreParens());
+      if (const CXXMethodDecl* md = m->getMethodDecl(); md && mutates(md))
+        writes.push_back({m->getImplicitObjectArgument(), callee && callee->isArrow(), false});
+    }
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr* c) {
+    arguments(c->getConstructor(), c->getArgs(), c->getNumArgs());
+    return true;
+  }
+
+ private:
+  // Arguments the callee may write through. The parameter as written in a template decides:
+  // forwarding references (T&&) and deduced iterators (InputIt) say nothing about writing,
+  // although they become double& or double* once instantiated.
+  void arguments(const FunctionDecl* fn, const Expr* const* args, unsigned count) {
+    if (!fn) return;  // calls through pointers are not followed
+    const FunctionDecl* pattern = fn->getTemplateInstantiationPattern();
+    for (unsigned k = 0; k < count && k < fn->getNumParams(); ++k) {
+      if (pattern && (k >= pattern->getNumParams() || pattern->getParamDecl(k)->isParameterPack())) return;
+      const QualType type = fn->getParamDecl(k)->getType();
+      const QualType written = pattern ? pattern->getParamDecl(k)->getType() : type;
+      if (args[k]->isNullPointerConstant(ctx_, Expr::NPC_ValueDependentIsNotNull)) continue;
+      if (type->isLValueReferenceType() && written->isLValueReferenceType() &&
+          !type.getNonReferenceType().isConstQualified())
+        writes.push_back({args[k], false, false});
+      else if (type->isPointerType() && written->isPointerType() && !type->getPointeeType().isConstQualified() &&
+               !type->getPointeeType()->isFunctionType())
+        writes.push_back({args[k], true, false});
+    }
+  }
+
+  ASTContext& ctx_;
+};
+
+// Follows an lvalue, or a pointer, to the variable or array whose memory it designates.
+class Resolver {
+ public:
+  Resolver(const ForStmt* loop, const VarDecl* var, const std::vector<Write>& writes, const ASTContext& ctx)
+      : loop_(loop), var_(var), writes_(writes), ctx_(ctx) {}
+
+  Target storage(const Expr* e, int depth = 0) const;
+  Target pointee(const Expr* e, int depth = 0) const;
+
+ private:
+  static constexpr int max_depth = 32;  // definitions followed through locals, e.g. p = q = r
+  Target variable(const VarDecl* v, int depth) const;
+  Target value_of(const Expr* e, int depth) const;
+  Target object(const CXXMemberCallExpr* m, int depth) const;
+  Target referenced(const CallExpr* c, int depth) const;
+  bool inside(const Decl* d) const;
+  bool reassigned(const VarDecl* v) const;
+  Target unknown(const Expr* e) const { return {Home::unknown, text_of(e, ctx_)}; }
+
+  const ForStmt* loop_;
+  const VarDecl* var_;
+  const std::vector<Write>& writes_;
+  const ASTContext& ctx_;
+};
+
+// Where the object designated by the lvalue `e` lives.
+Target Resolver::storage(const Expr* e, int depth) const {
+  e = strip(e);
+  if (depth > max_depth) return unknown(e);
+  if (e->isPRValue()) return {Home::local, ""};  // a temporary of this iteration
+  if (const auto* c = dyn_cast<CastExpr>(e)) return storage(c->getSubExpr(), depth + 1);
+  if (const auto* d = dyn_cast<DeclRefExpr>(e)) {
+    if (const auto* v = dyn_cast<VarDecl>(d->getDecl())) return variable(v, depth);
+    if (const auto* b = dyn_cast<BindingDecl>(d->getDecl()))
+      if (const auto* v = dyn_cast_or_null<VarDecl>(b->getDecomposedDecl())) return variable(v, depth);
+    return unknown(e);
+  }
+  if (const auto* m = dyn_cast<MemberExpr>(e)) {
+    if (shared_array(m->getMemberDecl())) return {Home::shared, ""};
+    if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) return {Home::outside, m->getMemberDecl()->getNameAsString()};
+    return m->isArrow() ? pointee(m->getBase(), depth + 1) : storage(m->getBase(), depth + 1);
+  }
+  if (const auto* a = dyn_cast<ArraySubscriptExpr>(e)) return pointee(a->getBase(), depth + 1);
+  if (const auto* u = dyn_cast<UnaryOperator>(e)) {
+    if (u->getOpcode() == UO_Deref) return pointee(u->getSubExpr(), depth + 1);
+    if (u->isIncrementDecrementOp()) return storage(u->getSubExpr(), depth + 1);  // ++x is x
+  }
+  if (const auto* b = dyn_cast<BinaryOperator>(e)) {
+    if (b->isAssignmentOp()) return storage(b->getLHS(), depth + 1);
+    if (b->getOpcode() == BO_Comma) return storage(b->getRHS(), depth + 1);
+  }
+  if (const auto* c = dyn_cast<AbstractConditionalOperator>(e))
+    return worse(storage(c->getTrueExpr(), depth + 1), storage(c->getFalseExpr(), depth + 1));
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() > 0) {
+    const OverloadedOperatorKind k = op->getOperator();
+    if (k == OO_Subscript && op->getArg(0)->getType()->isRecordType()) return storage(op->getArg(0), depth + 1);  // a container's element
+    if (k == OO_Star) return pointee(op->getArg(0), depth + 1);  // *it
+    if (is_assignment(k)) return storage(op->getArg(0), depth + 1);
+  }
+  if (const auto* m = dyn_cast<CXXMemberCallExpr>(e)) return object(m, depth + 1);  // v.at(i), v.front()
+  if (const auto* c = dyn_cast<CallExpr>(e)) return referenced(c, depth + 1);
+  return unknown(e);
+}
+
+// Where the memory the pointer (or iterator) `e` points into lives.
+Target Resolver::pointee(const Expr* e, int depth) const {
+  e = strip(e);
+  if (depth > max_depth) return unknown(e);
+  if (const auto* c = dyn_cast<CastExpr>(e)) {
+    switch (c->getCastKind()) {
+      case CK_ArrayToPointerDecay: return storage(c->getSubExpr(), depth + 1);
+      case CK_LValueToRValue: return value_of(c->getSubExpr(), depth + 1);
+      case CK_NullToPointer: case CK_IntegralToPointer: case CK_FunctionToPointerDecay: return unknown(e);
+      default: return pointee(c->getSubExpr(), depth + 1);
+    }
+  }
+  if (const auto* u = dyn_cast<UnaryOperator>(e)) {
+    if (u->getOpcode() == UO_AddrOf) return storage(u->getSubExpr(), depth + 1);
+    if (u->isIncrementDecrementOp()) return value_of(u->getSubExpr(), depth + 1);
+  }
+  if (const auto* b = dyn_cast<BinaryOperator>(e)) {
+    if (b->isAdditiveOp()) return pointee(b->getLHS()->getType()->isIntegralOrEnumerationType() ? b->getRHS() : b->getLHS(), depth + 1);
+    if (b->getOpcode() == BO_Comma) return pointee(b->getRHS(), depth + 1);
+    if (b->isAssignmentOp()) return value_of(b->getLHS(), depth + 1);
+  }
+  if (const auto* c = dyn_cast<AbstractConditionalOperator>(e))
+    return worse(pointee(c->getTrueExpr(), depth + 1), pointee(c->getFalseExpr(), depth + 1));
+  if (isa<CXXThisExpr>(e)) return {Home::outside, "*this"};
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() > 0) {
+    const OverloadedOperatorKind k = op->getOperator();
+    if (k == OO_Arrow || k == OO_Plus || k == OO_Minus) return pointee(op->getArg(0), depth + 1);  // it->x, it + 3
+    if (is_assignment(k)) return value_of(op->getArg(0), depth + 1);
+  }
+  if (const auto* m = dyn_cast<CXXMemberCallExpr>(e)) return object(m, depth + 1);  // v.data(), v.begin()
+  if (const auto* c = dyn_cast<CXXConstructExpr>(e); c && c->getNumArgs() == 1) return pointee(c->getArg(0), depth + 1);
+  if (e->isGLValue()) return value_of(e, depth + 1);  // an iterator object
+  return unknown(e);
+}
+
+// Where the pointer or iterator stored in the lvalue `e` points.
+Target Resolver::value_of(const Expr* e, int depth) const {
+  e = strip(e)->IgnoreParenNoopCasts(ctx_);
+  if (depth > max_depth) return unknown(e);
+  if (const auto* m = dyn_cast<MemberExpr>(e); m && shared_array(m->getMemberDecl())) return {Home::shared, ""};
+  const auto* d = dyn_cast<DeclRefExpr>(e);
+  const auto* v = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
+  if (!v) return unknown(e);
+  if (shared_array(v)) return {Home::shared, ""};
+  // A pointer of this iteration points where its definition does, until it is reassigned.
+  if (inside(v) && !v->isStaticLocal() && v->getInit() && !reassigned(v))
+    return v->getType()->isReferenceType() ? value_of(v->getInit(), depth + 1) : pointee(v->getInit(), depth + 1);
+  return {Home::unknown, v->getNameAsString()};
+}
+
+Target Resolver::variable(const VarDecl* v, int depth) const {
+  // The loop variable has its own check, and so does a shared array's pointer (it must not change).
+  if (v == var_) return {Home::local, ""};
+  if (shared_array(v)) return {Home::shared, ""};
+  if (!inside(v)) return {Home::outside, v->getNameAsString()};
+  if (v->isStaticLocal()) return {Home::static_local, v->getNameAsString()};
+  if (v->getType()->isReferenceType())
+    return v->getInit() ? storage(v->getInit(), depth + 1) : Target{Home::unknown, v->getNameAsString()};
+  return {Home::local, ""};
+}
+
+// What a member function returns a reference or pointer into: its object.
+Target Resolver::object(const CXXMemberCallExpr* m, int depth) const {
+  const Expr* obj = m->getImplicitObjectArgument();
+  if (!obj) return unknown(m);
+  const auto* callee = dyn_cast<MemberExpr>(m->getCallee()->IgnoreParens());
+  return callee && callee->isArrow() ? pointee(obj, depth) : storage(obj, depth);
+}
+
+// What a function returning a reference (std::get<0>(t)) refers into: the arguments it
+// could write, if it has any.
+Target Resolver::referenced(const CallExpr* c, int depth) const {
+  const FunctionDecl* fn = c->getDirectCallee();
+  if (!fn) return unknown(c);
+  std::optional<Target> found;
+  for (unsigned k = 0; k < c->getNumArgs() && k < fn->getNumParams(); ++k) {
+    const QualType t = fn->getParamDecl(k)->getType();
+    if (t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified())
+      found = found ? worse(*found, storage(c->getArg(k), depth)) : storage(c->getArg(k), depth);
+    else if (t->isPointerType() && !t->getPointeeType().isConstQualified())
+      found = found ? worse(*found, pointee(c->getArg(k), depth)) : pointee(c->getArg(k), depth);
+  }
+  return found ? *found : unknown(c);
+}
+
+bool Resolver::inside(const Decl* d) const {
+  const SourceManager& sm = ctx_.getSourceManager();
+  const SourceLocation at = sm.getExpansionLoc(d->getLocation());
+  const SourceRange body = loop_->getBody()->getSourceRange();
+  return !sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(body.getBegin())) &&
+         !sm.isBeforeInTranslationUnit(sm.getExpansionLoc(body.getEnd()), at);
+}
+
+bool Resolver::reassigned(const VarDecl* v) const {
+  for (const Write& w : writes_) {
+    const auto* d = dyn_cast<DeclRefExpr>(strip(w.target)->IgnoreParenImpCasts());
+    if (d && d->getDecl() == v && !w.through && !w.moves) return true;
+  }
+  return false;
+}
+
+std::string message(const Target& t) {
+  const std::string because = "each rank runs only some iterations, so ";
+  const std::string fix = " (write to an sh_ array, or move the reduction out of the loop)";
+  switch (t.home) {
+    case Home::outside:
+      return "loop writes '" + t.name + "', declared outside the loop: " + because +
+             "its value would differ from the sequential one" + fix;
+    case Home::static_local:
+      return "loop writes '" + t.name + "', a static variable: " + because +
+             "its value would differ from the sequential one" + fix;
+    default:
+      return "loop writes through '" + (t.name.empty() ? std::string("an expression") : t.name) +
+             "', which is not an sh_ array: the pass cannot describe the write, and " + because +
+             "memory that is not shared would hold only this rank's part (index the sh_ array itself)";
+  }
+}
+
+}  // namespace
+
+void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report) {
+  WriteScan scan(ctx);
+  scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
+  const Resolver where(loop, var, scan.writes, ctx);
+  std::set<std::string> reported;
+  for (const Write& w : scan.writes) {
+    const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
+    if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t));
+  }
+}
+
+}  // namespace dsmpass
