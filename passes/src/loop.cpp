@@ -125,7 +125,9 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
     const unsigned first = member_op ? 1 : 0;
     for (unsigned k = first; k < c->getNumArgs(); ++k) {
       // Unknown callee or parameter: assume the worst for reference-capable arguments.
+      // Arguments matching a C ellipsis (printf's) are passed by value.
       const unsigned param = k - first;
+      if (fn && fn->isVariadic() && param >= fn->getNumParams()) continue;
       const bool known = fn && param < fn->getNumParams();
       if (!known || writable_reference(fn->getParamDecl(param)->getType())) mark(c->getArg(k), c);
     }
