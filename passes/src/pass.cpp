@@ -116,7 +116,7 @@ class Consumer : public ASTConsumer {
     result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                                   {"file", basename(file)}, {"loops", std::move(loops)}, {"diagnostics", std::move(diags)}}))
                            .str() + "\n";
-    result_.rewritten = marks_.empty() ? sm.getBufferData(sm.getMainFileID()).str() : rewritten_file(rw, file, needs_algorithm);
+    result_.rewritten = marks_.empty() ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm);
   }
 
  private:

@@ -89,4 +89,8 @@ std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_alg
   return head + std::string(buf->begin(), buf->end());
 }
 
+std::string unchanged_file(const SourceManager& sm, const std::string& file) {
+  return "#line 1 " + quoted(file) + "\n" + sm.getBufferData(sm.getMainFileID()).str();
+}
+
 }  // namespace dsmpass

@@ -19,4 +19,8 @@ void rewrite_loop(clang::Rewriter& rw, const Mark& mark, const Loop& loop, int i
 // The rewritten main file: the runtime header first, then the edited text.
 std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm);
 
+// A main file without marked loops, unchanged: compiled from elsewhere (dsmc++'s folder),
+// it still reports errors and __FILE__ at the user's path.
+std::string unchanged_file(const clang::SourceManager& sm, const std::string& file);
+
 }  // namespace dsmpass

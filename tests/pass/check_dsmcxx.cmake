@@ -39,11 +39,33 @@ expect_in("${out}" "-lfabric")
 if(EXISTS ${WORK}/never)
   message(FATAL_ERROR "--show built the program")
 endif()
-# A source without marked loops is compiled as it is.
+# A source without marked loops goes through the pass too: a header it includes may hold one.
 must(${DSMCXX} --show -c ${SRC}/golden/nomarks.cpp)
-string(FIND "${out}" "dsm-pass" at)
+expect_in("${out}" "dsm-pass")
+
+# A marked loop in an included header is an error (compiled without the pass, every rank
+# would run all of it), also when the source itself never mentions the pragma.
+file(WRITE ${WORK}/loop.hpp "inline void clear(double* sh_a, long n) {\n#pragma dsm parallel for\n  for (long i = 0; i < n; ++i) sh_a[i] = 0;\n}\n")
+file(WRITE ${WORK}/uses_header.cpp "#include <dsm/dsm.hpp>\n#include \"loop.hpp\"\nint main() { return 0; }\n")
+execute_process(COMMAND ${DSMCXX} -c uses_header.cpp WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "dsmc++ compiled a marked loop in a header without the pass")
+endif()
+expect_in("${err}" "loop.hpp:2:")
+expect_in("${err}" "included file")
+
+# An unmarked source, compiled from the pass's output, still has its own name in messages
+# and in __FILE__.
+file(WRITE ${WORK}/plain.cpp "#include <cstdio>\nint main() {\n  int unused_here = 0;\n  std::puts(__FILE__);\n}\n")
+must(${DSMCXX} -Wall plain.cpp -o plain)
+expect_in("${err}" "plain.cpp:3:")
+string(FIND "${err}" "dsmc++." at)
 if(NOT at EQUAL -1)
-  message(FATAL_ERROR "a source without marked loops went through the pass:\n${out}")
+  message(FATAL_ERROR "a warning points at dsmc++'s temporary copy:\n${err}")
+endif()
+must(${WORK}/plain)
+if(NOT out STREQUAL "plain.cpp\n")
+  message(FATAL_ERROR "__FILE__ of an unmarked source is '${out}', not plain.cpp")
 endif()
 
 # Errors and warnings point at the user's file and line, before and after the pass.
