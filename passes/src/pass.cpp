@@ -102,7 +102,9 @@ class Consumer : public ASTConsumer {
       }
       auto info = analyze_loop(loop, ctx, report);
       if (!info) continue;
-      loops.push_back(to_json(*info));
+      llvm::json::Value json = to_json(*info);
+      if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);
+      loops.push_back(std::move(json));
       for (const Section& s : info->sections)
         needs_algorithm |= s.lo.text.find("std::") != std::string::npos || s.hi.text.find("std::") != std::string::npos;
       rewrite_loop(rw, *mark, *info, index, file);

@@ -1,7 +1,52 @@
 #include "pragma.hpp"
 
+#include <array>
+#include <utility>
+
 namespace dsmpass {
 namespace {
+
+// The names of dsmrun --lb and DSM_LB, and the runtime's enumerators.
+constexpr std::array<std::pair<const char*, const char*>, 6> policies = {{{"static", "static_blocks"},
+                                                                          {"shift", "shift"},
+                                                                          {"multi", "multi"},
+                                                                          {"locality", "locality"},
+                                                                          {"fgdls", "fgdls"},
+                                                                          {"auto", "automatic"}}};
+const char* const policy_list = "static, shift, multi, locality, fgdls, auto";
+
+// The tokens from `from` on, spaced as usually written: policy(shift) nowait.
+std::string clause_text(const std::vector<std::string>& words, size_t from) {
+  std::string out;
+  for (size_t k = from; k < words.size(); ++k) {
+    const bool space = k > from && words[k] != "(" && words[k] != ")" && words[k] != "," && words[k - 1] != "(";
+    out += (space ? " " : "") + words[k];
+  }
+  return out;
+}
+
+// Reads the clauses after `parallel for` into `m`; the only one is policy(NAME).
+void parse_clauses(const std::vector<std::string>& words, Mark& m) {
+  for (size_t k = 2; k < words.size(); k += 4) {
+    if (words[k] != "policy") {
+      m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the only clause is policy(NAME)";
+      return;
+    }
+    if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 3] != ")") {
+      m.problem = "malformed clause '" + clause_text(words, k) + "'; write policy(NAME) with NAME one of " + policy_list;
+      return;
+    }
+    if (!m.policy.empty()) {
+      m.problem = "policy given twice in '#pragma dsm parallel for'";
+      return;
+    }
+    if (policy_enumerator(words[k + 2]).empty()) {
+      m.problem = "unknown policy '" + words[k + 2] + "' in '#pragma dsm parallel for policy(...)'; expected one of " + policy_list;
+      return;
+    }
+    m.policy = words[k + 2];
+  }
+}
 
 class DsmPragma : public clang::PragmaHandler {
  public:
@@ -15,11 +60,13 @@ class DsmPragma : public clang::PragmaHandler {
       words.push_back(pp.getSpelling(tok));
       pp.Lex(tok);
     }
-    Mark m{intro.Loc, tok.getLocation(), ""};
-    if (words != std::vector<std::string>{"parallel", "for"}) {
+    Mark m{intro.Loc, tok.getLocation(), "", ""};
+    if (words.size() < 2 || words[0] != "parallel" || words[1] != "for") {
       std::string seen;
       for (const auto& w : words) seen += " " + w;
       m.problem = "unknown directive '#pragma dsm" + seen + "'; the only one is '#pragma dsm parallel for'";
+    } else {
+      parse_clauses(words, m);
     }
     marks_.push_back(m);
   }
@@ -32,6 +79,12 @@ class DsmPragma : public clang::PragmaHandler {
 
 void add_pragma_handler(clang::Preprocessor& pp, std::vector<Mark>& marks) {
   pp.AddPragmaHandler("dsm", new DsmPragma(marks));  // the preprocessor owns its handlers
+}
+
+std::string policy_enumerator(const std::string& name) {
+  for (const auto& [written, enumerator] : policies)
+    if (name == written) return enumerator;
+  return "";
 }
 
 }  // namespace dsmpass

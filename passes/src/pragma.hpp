@@ -1,5 +1,5 @@
-// `#pragma dsm parallel for`: a PragmaHandler records where each one is (unknown pragmas
-// never reach the AST, so the loops are matched to these marks afterwards).
+// `#pragma dsm parallel for [policy(NAME)]`: a PragmaHandler records where each one is
+// (unknown pragmas never reach the AST, so the loops are matched to these marks afterwards).
 #pragma once
 
 #include <clang/Lex/Preprocessor.h>
@@ -13,10 +13,14 @@ struct Mark {
   clang::SourceLocation hash;  // the '#' (or _Pragma)
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
+  std::string policy;          // NAME of a policy(NAME) clause, empty without one
 };
 
 // Registers the handler for every `#pragma dsm ...`; marks are appended to `marks`, which
 // must outlive the preprocessor.
 void add_pragma_handler(clang::Preprocessor& pp, std::vector<Mark>& marks);
+
+// The dsm::lb::Policy enumerator of a policy name accepted by the clause.
+std::string policy_enumerator(const std::string& name);
 
 }  // namespace dsmpass

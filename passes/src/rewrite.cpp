@@ -57,7 +57,10 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
 
   // Pragmas usually sit in column 1; the block opens where the loop is indented.
   const std::string lead = sm.getSpellingColumnNumber(mark.hash) == 1 ? ind : "";
-  std::string pro = lead + "{ static dsm::lb::Site " + site + "(" + quoted(basename(file) + ":" + std::to_string(loop.line)) + ");\n";
+  // A policy(NAME) clause fixes the site's policy; without one the run's (dsmrun --lb) decides.
+  const std::string policy = mark.policy.empty() ? "" : ", dsm::lb::Policy::" + policy_enumerator(mark.policy);
+  std::string pro = lead + "{ static dsm::lb::Site " + site + "(" + quoted(basename(file) + ":" + std::to_string(loop.line)) +
+                    policy + ");\n";
   std::string sections = "std::span<const dsm::lb::Section>()";
   if (!loop.sections.empty()) {
     pro += ind + "  const dsm::lb::Section " + acc + "[] = {";
