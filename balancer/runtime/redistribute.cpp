@@ -657,7 +657,10 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   st.started = now;
   const std::optional<FollowKey> key = follow_key(accesses, lb, step);
   Site::State* leader = key ? glue().leaders.try_emplace(*key, &st).first->second : &st;
+  // A site whose own policy is static (a policy(static) clause under another run policy)
+  // keeps its equal blocks instead of the leader's ranges.
   const bool follow = leader != &st && leader->model.n > 0 && leader->model.opt.policy != Policy::static_blocks &&
+                      st.model.opt.policy != Policy::static_blocks &&
                       leader->model.assign.size() == static_cast<std::size_t>(nranks);
   std::vector<RankFigures> figs;
   bool have = false;
