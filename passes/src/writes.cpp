@@ -283,18 +283,20 @@ Target Resolver::object(const CXXMemberCallExpr* m, int depth) const {
   return callee && callee->isArrow() ? pointee(obj, depth) : storage(obj, depth);
 }
 
-// What a function returning a reference (std::get<0>(t)) refers into: the arguments it
-// could write, if it has any.
+// What a function returning a reference (std::get<0>(t), a functor's operator()) refers
+// into: the arguments it could write, its object included, if it has any.
 Target Resolver::referenced(const CallExpr* c, int depth) const {
   const FunctionDecl* fn = c->getDirectCallee();
   if (!fn) return unknown(c);
   std::optional<Target> found;
-  for (unsigned k = 0; k < c->getNumArgs() && k < fn->getNumParams(); ++k) {
-    const QualType t = fn->getParamDecl(k)->getType();
-    if (t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified())
-      found = found ? worse(*found, storage(c->getArg(k), depth)) : storage(c->getArg(k), depth);
-    else if (t->isPointerType() && !t->getPointeeType().isConstQualified())
-      found = found ? worse(*found, pointee(c->getArg(k), depth)) : pointee(c->getArg(k), depth);
+  auto add = [&](const Target& t) { found = found ? worse(*found, t) : t; };
+  const bool member_op = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(fn) && c->getNumArgs() > 0;
+  if (member_op) add(storage(c->getArg(0), depth));
+  const unsigned first = member_op ? 1 : 0;
+  for (unsigned k = first; k < c->getNumArgs() && k - first < fn->getNumParams(); ++k) {
+    const QualType t = fn->getParamDecl(k - first)->getType();
+    if (t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified()) add(storage(c->getArg(k), depth));
+    else if (t->isPointerType() && !t->getPointeeType().isConstQualified()) add(pointee(c->getArg(k), depth));
   }
   return found ? *found : unknown(c);
 }

@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 struct P {
   double x, y;
+};
+struct Ring {
+  double v[4];
+  double& operator()(long k) { return v[k % 4]; }
 };
 struct Field {
   double* sh_v;
@@ -33,6 +38,10 @@ void allowed(double* sh_a, double* sh_b, P* sh_p, Field f, std::vector<double>& 
     copy[0] = acc;
     copy.push_back(acc);
     std::swap(tmp[0], tmp[1]);
+    Ring ring{};
+    ring(i) = acc;
+    std::tuple<double, long> pair{};
+    std::get<0>(pair) = ring(i + 1);
     auto twice = [](double x) {
       double y = x;
       y *= 2.0;
