@@ -317,6 +317,31 @@ bool Resolver::reassigned(const VarDecl* v) const {
   return false;
 }
 
+// Output: a rank prints from the iterations it runs, as OpenMP's threads do from theirs.
+// Standard and file streams (std::cout, std::cerr, an ofstream) and C FILEs are where
+// output goes, not data the loop computes; a string stream declared outside the loop
+// collects data, and stays an error.
+bool output_stream(const Expr* e, bool through) {
+  // A chain `s << a << b` writes what its leftmost operand is, whatever the operators'
+  // return types (a base class reference) say.
+  e = strip(e)->IgnoreImpCasts();
+  while (const auto* op = dyn_cast<CXXOperatorCallExpr>(e)) {
+    if (op->getOperator() != OO_LessLess || op->getNumArgs() == 0) break;
+    e = strip(op->getArg(0))->IgnoreImpCasts();
+  }
+  QualType t = e->getType().getNonReferenceType();
+  if (through && t->isPointerType()) t = t->getPointeeType();
+  if (t.getUnqualifiedType().getAsString() == "FILE") return true;
+  const CXXRecordDecl* rd = t->getAsCXXRecordDecl();
+  if (!rd || !rd->hasDefinition()) return rd && rd->getName() == "_IO_FILE";
+  const auto named = [](const CXXRecordDecl* c, llvm::StringRef name) { return c->isInStdNamespace() && c->getName() == name; };
+  const auto any_base = [&](llvm::StringRef name) {
+    return named(rd, name) || !rd->forallBases([&](const CXXRecordDecl* b) { return !named(b, name); });
+  };
+  return rd->getName() == "_IO_FILE" ||
+         (any_base("basic_ostream") && !any_base("basic_ostringstream") && !any_base("basic_stringstream"));
+}
+
 std::string message(const Target& t) {
   const std::string because = "each rank runs only some iterations, so ";
   const std::string fix = " (write to an sh_ array, or move the reduction out of the loop)";
@@ -342,6 +367,7 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
   for (const Write& w : scan.writes) {
+    if (output_stream(w.target, w.through)) continue;
     const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
     if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t));
   }
