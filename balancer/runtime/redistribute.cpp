@@ -47,7 +47,7 @@ struct Member {
 struct Site::State {
   std::string name;
   std::uint64_t id = 0;
-  Policy requested = Policy::automatic;
+  std::optional<Policy> requested;  // the loop's own policy, if it has one
   bool resolved = false;
   SiteModel model;
   std::uint64_t execution = 0;         // executions started
@@ -514,7 +514,7 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
 
 }  // namespace
 
-Site::Site(std::string name, Policy policy) : state_(std::make_unique<State>()) {
+Site::Site(std::string name, std::optional<Policy> policy) : state_(std::make_unique<State>()) {
   state_->id = site_id(name);
   state_->name = std::move(name);
   state_->requested = policy;
@@ -648,7 +648,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
       if (writes(s)) (s.whole ? whole : affine) = true;
     st.model.opt = opts;
     st.model.opt.policy =
-        resolve_policy(st.requested != Policy::automatic ? st.requested : opts.policy, affine, whole);
+        resolve_policy(st.requested.value_or(opts.policy), affine, whole);
     st.resolved = true;
   }
   harvest(glue());  // every barrier's figures, whichever site runs after it

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,7 +59,9 @@ enum class Policy { static_blocks, shift, multi, locality, fgdls, automatic };
 // One marked loop. Created once (a function-local static) and reused by every execution.
 class Site {
  public:
-  explicit Site(std::string name, Policy policy = Policy::automatic);
+  // `policy`: this loop's own policy, which wins over the run's (dsmrun --lb, DSM_LB);
+  // without it the run's policy decides.
+  explicit Site(std::string name, std::optional<Policy> policy = std::nullopt);
   ~Site();
   Site(const Site&) = delete;
   Site& operator=(const Site&) = delete;

@@ -1,6 +1,7 @@
 // Per-site policies: each loop's policy(NAME) clause reaches its dsm::lb::Site, whatever the
 // run's policy (pass.policy_stats runs it with --lb static and reads --stats), and the result
-// is the sequential one. The loop without a clause takes the run's policy. Rank 0 prints.
+// is the sequential one. The loop without a clause takes the run's policy; policy(auto)
+// chooses from its own descriptors even under --lb static. Rank 0 prints.
 #include <dsm/dsm.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   const long n = 4096;
   long* sh_a = dsm::alloc<long>(n);
   long* sh_b = dsm::alloc<long>(n);
+  long* sh_c = dsm::alloc<long>(n);
   if (dsm::rank() == 0)
     for (long k = 0; k < n; ++k) sh_a[k] = (k * 7919) % 1009;
   dsm::barrier();
@@ -24,10 +26,13 @@ int main(int argc, char** argv) {
 #pragma dsm parallel for
     for (long i = 0; i < n; ++i) sh_b[i] = sh_a[n - 1 - i];
     dsm::barrier();
+#pragma dsm parallel for policy(auto)
+    for (long i = 0; i < n; i += 2) sh_c[i] = sh_b[i] + 1;
+    dsm::barrier();
   }
   if (dsm::rank() == 0) {
     unsigned long h = 1469598103934665603ul;
-    for (long k = 0; k < n; ++k) h = (h ^ static_cast<unsigned long>(sh_a[k] + 3 * sh_b[k])) * 1099511628211ul;
+    for (long k = 0; k < n; ++k) h = (h ^ static_cast<unsigned long>(sh_a[k] + 3 * sh_b[k] + 5 * sh_c[k])) * 1099511628211ul;
     std::printf("checksum %016lx\n", h);
   }
   dsm::finalize();
