@@ -290,18 +290,21 @@ double wtime() { return stats::now_ns() * 1e-9; }
 
 namespace detail {
 
-void* alloc_bytes(std::size_t bytes) {
+void* alloc_bytes(std::size_t count, std::size_t size) {
   require_init("dsm::alloc");
   auto& s = state();
-  auto npages = std::uint32_t((bytes + page_size - 1) / page_size);
-  std::uint32_t first = s.heap_pages.load();
-  if (std::size_t(first) + npages > s.region->pages()) {
+  const std::uint32_t first = s.heap_pages.load();
+  // A negative count arrives as a huge one: refused here, never wrapped to a few pages.
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, size, &bytes) || bytes > s.region->capacity() ||
+      std::size_t(first) + (bytes + page_size - 1) / page_size > s.region->pages()) {
     std::fprintf(stderr,
-                 "dsm: rank %d: dsm::alloc of %zu bytes does not fit in the shared region (%zu MiB, %zu MiB "
-                 "used); set DSM_REGION_SIZE\n",
-                 s.me, bytes, s.region->capacity() >> 20, std::size_t(first) * page_size >> 20);
+                 "dsm: rank %d: dsm::alloc of %zu objects of %zu bytes does not fit in the shared region "
+                 "(%zu MiB, %zu MiB used; a negative count?); set DSM_REGION_SIZE\n",
+                 s.me, count, size, s.region->capacity() >> 20, std::size_t(first) * page_size >> 20);
     std::exit(1);
   }
+  const auto npages = std::uint32_t((bytes + page_size - 1) / page_size);
   {
     std::lock_guard lk(s.mu);
     s.pages.resize(first + npages);

@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   else if (where == "barrier") in_barrier(victim, how);
   else if (where == "wild") wild_write();
   else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
+  else if (where == "alloc_count") dsm::alloc<double>(static_cast<std::size_t>(std::strtoll(argv[2], nullptr, 0)));
   else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
   else if (where == "init" || where == "ok" || where == "region_taken") {
     long* sh = dsm::alloc<long>(1);

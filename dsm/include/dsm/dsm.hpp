@@ -54,14 +54,14 @@ void own(int owner, const void* addr, std::size_t bytes);
 double wtime();
 
 namespace detail {
-void* alloc_bytes(std::size_t bytes);
+void* alloc_bytes(std::size_t count, std::size_t size);
 }
 
 // Collective: n zero-filled, page-aligned objects of type T in the shared region.
 // alloc<double[M]>(n) returns double (*)[M].
 template <class T>
 T* alloc(std::size_t n) {
-  return static_cast<T*>(detail::alloc_bytes(n * sizeof(T)));
+  return static_cast<T*>(detail::alloc_bytes(n, sizeof(T)));
 }
 
 }  // namespace dsm
