@@ -116,6 +116,19 @@ bool is_local_host(const std::string& h) {
   return h == "localhost" || h.rfind("127.", 0) == 0 || h == name;
 }
 
+// The CPUs dsmrun may run on, which a cpuset (Slurm, a container) or taskset can restrict:
+// --bind spreads the ranks over these, not over the whole machine's.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  for (long c = 0; cpus.empty() && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) cpus.push_back(static_cast<int>(c));
+  return cpus;
+}
+
 std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> words;
@@ -168,6 +181,7 @@ class Job {
 
   Options opt_;
   std::string token_;
+  std::vector<int> cpus_ = allowed_cpus();  // where --bind puts the ranks, in turn
   std::vector<Rank> ranks_;
   int listen_fd_ = -1;
   std::string rendezvous_;
@@ -301,10 +315,13 @@ void Job::spawn(int r) {
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     if (token_pipe[0] >= 0) dup2(token_pipe[0], STDIN_FILENO);
     if (opt_.bind && rk.start == Start::fork) {
+      const int cpu = cpus_[r % cpus_.size()];
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET(r % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), &set);
-      sched_setaffinity(0, sizeof set, &set);
+      CPU_SET(cpu, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0)
+        std::fprintf(stderr, "dsmrun: --bind: rank %d runs unbound: cannot bind it to CPU %d: %s\n", r, cpu,
+                     std::strerror(errno));
     }
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
@@ -623,7 +640,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
   app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
-  app.add_flag("--bind", opt.bind, "pin rank r to core r mod cores (forked ranks)");
+  app.add_flag("--bind", opt.bind, "pin rank r to the r-th CPU (mod their number) of those dsmrun may use (forked ranks)");
   app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");

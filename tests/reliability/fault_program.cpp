@@ -109,6 +109,15 @@ void wild_write() {
   dsm::barrier();
 }
 
+// "rank R cpus L", L as /proc/self/status lists the CPUs this process may run on.
+void print_affinity() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  char line[512];
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "Cpus_allowed_list:", 18) == 0) std::printf("rank %d cpus %s", dsm::rank(), line + 19);
+  if (f) std::fclose(f);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,6 +146,7 @@ int main(int argc, char** argv) {
   else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
   else if (where == "alloc_count") dsm::alloc<double>(static_cast<std::size_t>(std::strtoll(argv[2], nullptr, 0)));
   else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
+  else if (where == "affinity") print_affinity();
   else if (where == "init" || where == "ok" || where == "region_taken") {
     long* sh = dsm::alloc<long>(1);
     dsm::lock_acquire(0);
