@@ -10,6 +10,7 @@
 # Usage: scripts/bench-balance.sh [BUILD_DIR]   env: REPS, POLICY, APPS ("matmul jacobi"),
 #        MATMUL_ARGS, JACOBI_ARGS (problem sizes); DSM_LB_* options pass through to the ranks.
 set -euo pipefail
+shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 reps=${REPS:-3}
@@ -32,7 +33,8 @@ trap stop_load EXIT
 run_time() {
   local lb=$1 prog=$2 t
   shift 2
-  t=$("$dsmrun" -n 2 --bind --timeout 600 --lb "$lb" "$prog" "$@" | awk '$1 == "time" {print $2}')
+  t=$("$dsmrun" -n 2 --bind --timeout 600 --lb "$lb" "$prog" "$@" | awk '$1 == "time" {print $2}') ||
+    { echo "bench-balance: $prog --lb $lb failed" >&2; exit 1; }
   [ -n "$t" ] || { echo "bench-balance: $prog printed no time" >&2; exit 1; }
   echo "$t"
 }

@@ -6,17 +6,17 @@
 # /proc; the script fails if the job fails, a result differs, or descriptors or mappings
 # grow between the first and the last quarter of the run. Prints peak protocol memory.
 #
-#   SOAK_SECONDS=300 SOAK_RANKS=4 SOAK_GC_BOUND=1M BUILD=build scripts/soak.sh
+#   SOAK_SECONDS=300 SOAK_RANKS=4 SOAK_GC_BOUND=1M BUILD_DIR=build scripts/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${SOAK_SECONDS:-120}
 ranks=${SOAK_RANKS:-4}
 gc_bound=${SOAK_GC_BOUND:-1M}
-build=${BUILD:-build}
+build=${BUILD_DIR:-build}
 dsmrun=$build/bin/dsmrun
 prog=$build/bin/soak_program
 for f in "$dsmrun" "$prog"; do
-  [ -x "$f" ] || { echo "soak: $f not found; build first (scripts/setup.sh, or BUILD=your-build-dir)" >&2; exit 2; }
+  [ -x "$f" ] || { echo "soak: $f not found; build first (scripts/setup.sh, or BUILD_DIR=your-build-dir)" >&2; exit 2; }
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: set-up and build (scripts/setup.sh), then every CTest test, then the
-# runtime tests again in the AddressSanitizer/UBSan build.
+# runtime tests again in the AddressSanitizer/UBSan build. Environment: BUILD_DIR (default
+# build), as for setup.sh.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
-cd "$top/build"
+cd "${BUILD_DIR:-$top/build}"
 ctest --output-on-failure -j 2 --timeout 300
 "$top/scripts/sanitize.sh" address
