@@ -38,6 +38,7 @@ using proto::state;
 
 constexpr int lock_count = 1024;
 bool g_initialized = false;
+bool g_finalized = false;  // a process joins one job, once
 double g_start = 0;
 
 std::size_t env_size(const char* name, std::size_t fallback) {
@@ -74,7 +75,7 @@ std::uint64_t env_int(const char* name, std::uint64_t fallback, std::uint64_t mi
 
 void require_init(const char* what) {
   if (!g_initialized) {
-    std::fprintf(stderr, "dsm: %s called before dsm::init\n", what);
+    std::fprintf(stderr, "dsm: %s called %s\n", what, g_finalized ? "after dsm::finalize" : "before dsm::init");
     std::exit(2);
   }
 }
@@ -124,6 +125,10 @@ void open_board(const net::JobEnv& env) {
 
 void init(int, char**) {
   if (g_initialized) return;
+  if (g_finalized) {
+    std::fprintf(stderr, "dsm: dsm::init called after dsm::finalize: a process takes part in one job, once\n");
+    std::exit(2);
+  }
   auto& s = state();
   try {
     auto env = net::read_job_env();
@@ -203,6 +208,7 @@ void finalize() {
   // The counters stay in the mapping; the name goes if this rank created the board.
   if (s.board) s.board->remove_name();
   g_initialized = false;
+  g_finalized = true;
 }
 
 int rank() { return state().me; }
