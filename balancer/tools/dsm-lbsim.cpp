@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -33,15 +34,18 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.seed, "random seed");
   dsm::cli::parse_or_exit(app, argc, argv);
   try {
+    // Every argument is checked before the table starts.
     std::vector<Policy> chosen;
     for (const auto& p : policies) chosen.push_back(parse_policy(p, "--policy"));
+    for (const auto& l : loads) parse_load(l);
+    if (c.iterations < *std::max_element(ranks.begin(), ranks.end()))
+      throw std::invalid_argument("--iterations must be at least the largest rank count");
     std::printf("%-6s %-9s %-9s %10s %8s %12s %10s\n", "ranks", "load", "policy", "efficiency", "changes",
                 "iters_moved", "pages_moved");
     for (const auto& l : loads)
       for (int r : ranks) {
         c.load = parse_load(l);
         c.ranks = r;
-        if (c.iterations < r) throw std::invalid_argument("--iterations must be at least the largest rank count");
         for (Policy p : chosen) {
           const SimResult res = simulate(c, p);
           std::printf("%-6d %-9s %-9s %10.3f %8ld %12ld %10ld\n", r, l.c_str(), policy_name(p), res.efficiency,

@@ -221,9 +221,21 @@ void Job::assign_hosts() {
   if (!opt_.hostfile.empty()) {
     std::ifstream in(opt_.hostfile);
     if (!in) throw std::runtime_error("cannot read hostfile " + opt_.hostfile);
+    // One host per line, optionally with Open MPI's slots=N: N ranks in a row there.
+    int number = 0;
     for (std::string line; std::getline(in, line);) {
+      ++number;
       auto words = split_words(line.substr(0, line.find('#')));
-      if (!words.empty()) hosts.push_back(words[0]);
+      if (words.empty()) continue;
+      long slots = 1;
+      for (std::size_t w = 1; w < words.size(); ++w) {
+        char* end = nullptr;
+        if (words[w].rfind("slots=", 0) == 0) slots = std::strtol(words[w].c_str() + 6, &end, 10);
+        if (!end || *end || slots < 1 || slots > 4096)
+          throw std::runtime_error("hostfile " + opt_.hostfile + " line " + std::to_string(number) + ": '" + words[w] +
+                                   "' is not slots=N (N from 1 to 4096); a line is: host [slots=N]");
+      }
+      hosts.insert(hosts.end(), slots, words[0]);
     }
     if (hosts.empty()) throw std::runtime_error("hostfile " + opt_.hostfile + " names no host");
   }
@@ -641,8 +653,10 @@ int main(int argc, char** argv) {
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
   app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
   app.add_flag("--bind", opt.bind, "pin rank r to the r-th CPU (mod their number) of those dsmrun may use (forked ranks)");
-  app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::NonNegativeNumber);
-  app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::Range(0.0, 1e7));
+  app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")
+      ->check(CLI::Range(0.001, 1e7))
+      ->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
   app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array")
       ->check([](const std::string& path) {
