@@ -55,7 +55,24 @@ load_stop() {
     load_pid=
   fi
 }
-trap load_stop EXIT
+# The experiment's outputs (exp-NAME.sh writes results/NAME*.csv and .png): the previous
+# run's plot goes now, and a run that fails leaves its CSVs renamed *.csv.incomplete, so no
+# half-written table sits next to an old plot.
+experiment=$(basename "$0" .sh)
+experiment=${experiment#exp-}
+rm -f "$results/$experiment".png "$results/$experiment"-*.png "$results/$experiment"*.csv.incomplete
+finish() {
+  local status=$?
+  load_stop
+  if ((status != 0)); then
+    for f in "$results/$experiment".csv "$results/$experiment"-*.csv; do
+      [ -f "$f" ] || continue
+      mv "$f" "$f.incomplete"
+      echo "$(basename "$0"): failed; the partial table is in $f.incomplete" >&2
+    done
+  fi
+}
+trap finish EXIT
 trap 'exit 130' INT TERM
 
 # --- running versions ---
