@@ -184,7 +184,7 @@ void finalize() {
   require_init("dsm::finalize");
   auto& s = state();
   if (s.nprocs > 1) {
-    barrier();
+    proto::barrier_with(proto::finalize_call);  // a rank still in another collective is named
     // Every rank has its last departure before anyone closes its endpoint.
     s.boot->allgather({});
   }

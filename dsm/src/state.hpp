@@ -247,9 +247,11 @@ void post_inbox(std::span<const std::byte> payload);
 
 // sync.cpp
 void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
-// A barrier; alloc_bytes > 0 also checks that every rank allocates the same size. The
-// barrier inside garbage collection passes collecting = true, so it cannot start another.
-void barrier_with(std::uint64_t alloc_bytes, bool collecting = false);
+// A barrier that checks every rank reached the same collective call: `call` is 0 for
+// dsm::barrier, the size for dsm::alloc, finalize_call for dsm::finalize. The barrier inside
+// garbage collection passes collecting = true, so it cannot start another.
+constexpr std::uint64_t finalize_call = ~std::uint64_t{0};
+void barrier_with(std::uint64_t call, bool collecting = false);
 void acquire(int lock);
 // Sends `bytes` to `peer`'s service thread and waits for them to come back.
 void echo(int peer, std::span<const std::byte> bytes);

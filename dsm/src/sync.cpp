@@ -102,10 +102,16 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   bool mismatch = false;
   for (int p = 1; p < s.nprocs; ++p) mismatch |= m.allocs[p] != m.allocs[0];
   if (mismatch) {
-    std::fprintf(stderr, "dsm: ranks called dsm::alloc with different sizes or in a different order:");
-    for (int p = 0; p < s.nprocs; ++p)
-      std::fprintf(stderr, " rank %d: %llu bytes%s", p, (unsigned long long)m.allocs[p],
-                   p + 1 < s.nprocs ? "," : "\n");
+    std::fprintf(stderr,
+                 "dsm: ranks reached different collective calls (dsm::alloc with different sizes, or "
+                 "dsm::barrier, dsm::alloc and dsm::finalize in a different order):");
+    for (int p = 0; p < s.nprocs; ++p) {
+      const std::uint64_t call = m.allocs[p];
+      const std::string what = call == 0 ? "dsm::barrier"
+                               : call == finalize_call ? "dsm::finalize"
+                                                       : "dsm::alloc of " + std::to_string(call) + " bytes";
+      std::fprintf(stderr, " rank %d: %s%s", p, what.c_str(), p + 1 < s.nprocs ? "," : "\n");
+    }
   }
   std::uint8_t gc = m.max_protocol_bytes > s.gc_bound;
   for (int r2 = 0; r2 < s.nprocs; ++r2) {
@@ -164,7 +170,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
   }
 }
 
-void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
+void barrier_with(std::uint64_t call, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
   mem::populate_heap();
@@ -185,7 +191,7 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
       const Interval* newest = mine.empty() ? nullptr : mine.back();
       s.last_sent_interval = s.log.known(std::uint32_t(s.me));
       w.bytes(s.my_blob);
-      w.put(alloc_bytes);
+      w.put(call);
       w.put<std::uint64_t>(collecting ? 0 : s.diff_bytes + s.log.bytes());
       encode_pushes(w, newest);
     }
@@ -224,7 +230,7 @@ void barrier_with(std::uint64_t alloc_bytes, bool collecting) {
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
     }
-    if (mismatch) fatal("dsm::alloc called with different sizes or in a different order on different ranks");
+    if (mismatch) fatal("ranks reached different collective calls (rank 0 names them)");
     ++s.epoch;
     c.barriers.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t bytes = protocol_bytes();

@@ -146,12 +146,14 @@ int main(int argc, char** argv) {
   else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
   else if (where == "alloc_count") dsm::alloc<double>(static_cast<std::size_t>(std::strtoll(argv[2], nullptr, 0)));
   else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
+  else if (where == "extra_barrier") {
+    if (dsm::rank() == 0) dsm::barrier();  // the others go on to finalize
+  }
   else if (where == "affinity") print_affinity();
   else if (where == "after_finalize") {
     dsm::finalize();
     dsm::barrier();
-  }
-  else if (where == "init" || where == "ok" || where == "region_taken") {
+  } else if (where == "init" || where == "ok" || where == "region_taken") {
     long* sh = dsm::alloc<long>(1);
     dsm::lock_acquire(0);
     *sh += 1;
