@@ -42,6 +42,9 @@ std::vector<std::byte> encode_figures(const Published& p) {
     put(out, s.site);
     put(out, s.execution);
     put(out, s.figures.period);
+    put(out, s.lb);
+    put(out, s.ub);
+    put(out, s.step);
     put(out, static_cast<std::uint32_t>(s.figures.wall.size()));
     for (std::size_t j = 0; j < s.figures.wall.size(); ++j) {
       put(out, s.figures.wall[j]);
@@ -64,7 +67,7 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
     SiteFigures s;
     std::uint32_t spans = 0;
     if (!r.get(s.site) || !r.get(s.execution) || !r.get(s.figures.period) || !valid_time(s.figures.period) ||
-        !r.get(spans) || spans > max_spans)
+        !r.get(s.lb) || !r.get(s.ub) || !r.get(s.step) || s.step <= 0 || !r.get(spans) || spans > max_spans)
       return std::nullopt;
     if ((blob.size() - r.pos) / (2 * sizeof(double)) < spans) return std::nullopt;
     s.figures.wall.resize(spans);

@@ -1,6 +1,6 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
-// its id, execution number, the wall/CPU seconds inside each of its spans and the period of
-// the execution before. The bytes come from the network, so decoding checks the version,
+// its id, execution number, the wall/CPU seconds inside each of its spans, the period of
+// the execution before, and the loop's bounds (which every rank must have run it with). The bytes come from the network, so decoding checks the version,
 // every length and every value.
 #pragma once
 
@@ -13,12 +13,13 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 3;
+inline constexpr std::uint8_t blob_version = 4;
 
 struct SiteFigures {
   std::uint64_t site = 0;       // hash of the site's name
   std::uint64_t execution = 0;  // which execution of the site they measure
   RankFigures figures;
+  std::int64_t lb = 0, ub = 0, step = 1;  // the execution's loop bounds on this rank
 };
 
 // What one rank publishes: its measured page transfer cost (ranks measure different

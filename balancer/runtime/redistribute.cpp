@@ -422,6 +422,21 @@ bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double
     if (f.site != st.id || f.execution != st.execution) return false;
     out.push_back(f.figures);
   }
+  // Ranks that run a loop with different bounds split different iteration spaces: part of
+  // the loop would run twice and part never. Every rank sees the same figures, so all stop.
+  for (std::size_t r = 1; r < per_rank.size(); ++r) {
+    const SiteFigures &a = per_rank[0], &b = per_rank[r];
+    if (a.lb != b.lb || a.ub != b.ub || a.step != b.step) {
+      std::fprintf(stderr,
+                   "dsm: rank %d: loop %s ran with different bounds on different ranks (execution %llu: rank 0 "
+                   "[%lld, %lld) step %lld, rank %zu [%lld, %lld) step %lld): a parallel loop's bounds must be "
+                   "the same on every rank\n",
+                   rank(), st.name.c_str(), static_cast<unsigned long long>(st.execution), static_cast<long long>(a.lb),
+                   static_cast<long long>(a.ub), static_cast<long long>(a.step), r, static_cast<long long>(b.lb),
+                   static_cast<long long>(b.ub), static_cast<long long>(b.step));
+      std::exit(1);
+    }
+  }
   page_seconds = g.page_seconds;
   return !out.empty();
 }
@@ -627,7 +642,7 @@ void Plan::publish() {
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period}});
+  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period}, st.lb, st.ub, st.step});
   detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
 }
 
