@@ -12,10 +12,16 @@
 # Each host's interface is named eth0 so that one FI_TCP_IFACE=eth0 fits every rank.
 # --rate (e.g. 100mbit) puts a tbf qdisc on both ends of every link (each direction limited).
 # CMD sees NETNS_HOSTS (comma-separated host names), NETNS_HUB, NETNS_HUB_ADDR.
-# PREFIX defaults to dsm<pid>- so concurrent runs do not collide; `down` needs the same PREFIX.
+# NETNS_PREFIX names the namespaces. `run` defaults to dsm<pid>-, so concurrent runs do not
+# collide and a set whose run was killed is removed by the next one; `up` and `down` default
+# to dsmup- (a set that outlives the command, which later runs leave alone).
 set -euo pipefail
 
-PREFIX=${NETNS_PREFIX:-dsm$$-}
+cmd=${1:-}; shift || true
+case $cmd in
+  up | down) PREFIX=${NETNS_PREFIX:-dsmup-} ;;
+  *) PREFIX=${NETNS_PREFIX:-dsm$$-} ;;
+esac
 SUBNET=10.77.0
 MAX_HOSTS=16
 
@@ -91,7 +97,6 @@ parse_n() {
   [[ ${1:-} =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= MAX_HOSTS)) || die "N must be 1..$MAX_HOSTS, got '${1:-}'"
 }
 
-cmd=${1:-}; shift || true
 case $cmd in
   check) check ;;
   down) down ;;
@@ -106,7 +111,7 @@ case $cmd in
     check || exit $?
     if [[ $cmd == up ]]; then
       up "$n" "$rate" || { down; exit 1; }
-      echo "hub=${PREFIX}hub hub_addr=$SUBNET.1 hosts=$NETNS_HOSTS"
+      echo "hub=${PREFIX}hub hub_addr=$SUBNET.1 hosts=$NETNS_HOSTS (remove: NETNS_PREFIX=$PREFIX $0 down)"
       exit 0
     fi
     [[ ${1:-} == -- ]] && shift
