@@ -177,7 +177,7 @@ class Job {
   void fail(int code);
   void kill_all(int sig);
   bool print_stats() const;  // false: --stats-json could not be written
-  void watch(bool last);
+  void show_board(const std::string& label);  // the local ranks' line each, from the board
 
   Options opt_;
   std::string token_;
@@ -531,6 +531,7 @@ int Job::run() {
 
     if (!stopping_ && opt_.timeout > 0 && seconds_since(start) > opt_.timeout) {
       std::fprintf(stderr, "dsmrun: job exceeded --timeout %g s; stopping all ranks\n", opt_.timeout);
+      show_board("dsmrun: where the ranks of this host were at the timeout");  // which one hangs, and where
       fail(124);
     }
     if (!stopping_ && seconds_since(start) > opt_.join_timeout)
@@ -546,9 +547,9 @@ int Job::run() {
       kill_all(SIGKILL);
       killed_hard_ = true;
     }
-    if (opt_.watch > 0 && seconds_since(watched_) >= opt_.watch) watch(false);
+    if (opt_.watch > 0 && seconds_since(watched_) >= opt_.watch) show_board("dsmrun --watch");
   }
-  if (opt_.watch > 0) watch(true);
+  if (opt_.watch > 0) show_board("dsmrun --watch (job ended)");
   for (auto& rk : ranks_)
     if (rk.conn >= 0) close(rk.conn);
   if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty()) && !print_stats()) exit_code_ = 1;
@@ -556,14 +557,13 @@ int Job::run() {
 }
 
 // The local ranks' line each from the board (stderr: the program's output stays apart).
-void Job::watch(bool last) {
+void Job::show_board(const std::string& label) {
   watched_ = clock_type::now();
   if (!board_) return;
   try {
-    std::fprintf(stderr, "dsmrun --watch%s: %s", last ? " (job ended)" : "",
-                 dsm::board::format_table(board_->read()).c_str());
+    std::fprintf(stderr, "%s: %s", label.c_str(), dsm::board::format_table(board_->read()).c_str());
   } catch (const dsm::board::BadBoard& e) {
-    std::fprintf(stderr, "dsmrun --watch: the statistics board %s is %s\n", board_->name().c_str(), e.what());
+    std::fprintf(stderr, "%s: the statistics board %s is %s\n", label.c_str(), board_->name().c_str(), e.what());
   }
 }
 
