@@ -7,6 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 "$here/setup.sh"
 source "$here/exp-lib.sh" --short
+size[jacobi]="--n 2050 --iters 300"  # the paper's grid: a second or two per run
 run jacobi "$version" 2 --lb static
 none=$run_time
 load_start 1

@@ -8,7 +8,7 @@ source "$(dirname "$0")/exp-lib.sh"
 if [ "$mode" = full ]; then
   periods=(2 6 20) policies=(static shift multi fgdls auto) cycles=4
 else
-  periods=(2) policies=(static auto) cycles=3
+  periods=(2) policies=(static auto) cycles=2
 fi
 n=$(awk '{print $2}' <<<"${size[jacobi]}")
 csv=$results/dynamic.csv

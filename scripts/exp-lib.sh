@@ -26,7 +26,7 @@ declare -A size
 if [ "$mode" = full ]; then
   size=([matmul]="--n 256 --iters 300" [jacobi]="--n 2050 --iters 500" [shallow]="--n 514 --iters 200")
 else
-  size=([matmul]="--n 128 --iters 60" [jacobi]="--n 2050 --iters 300" [shallow]="--n 258 --iters 30")
+  size=([matmul]="--n 128 --iters 60" [jacobi]="--n 1026 --iters 150" [shallow]="--n 258 --iters 30")
 fi
 cores=$(nproc)
 
