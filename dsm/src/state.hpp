@@ -186,6 +186,7 @@ struct State {
   std::vector<std::vector<std::byte>> inbox;
 
   std::vector<LockToken> tokens;
+  int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
   std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
   BarrierManager barrier_mgr;
 

@@ -25,6 +25,15 @@ void grant(int lock, int to, const mem::VectorTime& vt) {
   s.net->send(to, lock_grant, w.buffer());
 }
 
+// A rank entering a barrier with a lock that another rank has asked for: that rank asked
+// before this barrier could complete, so it waits for the lock and never reaches the
+// barrier; neither goes on. (A request that arrives while this rank is in the barrier may
+// come from a rank already past it, whose departure came first: not checked.)
+[[noreturn]] void held_through_barrier(int lock, int waiter) {
+  fatal("a barrier was entered holding lock %d, which rank %d waits for: neither can go on "
+        "(release the lock before the barrier)", lock, waiter);
+}
+
 void on_lock_request(int src, codec::Reader& r) {
   auto& s = state();
   auto lock = r.get<std::uint32_t>();
@@ -184,6 +193,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
     codec::Writer w;
     {
       std::lock_guard lk(s.mu);
+      for (std::size_t l = 0; s.locks_in_use > 0 && l < s.tokens.size(); ++l)
+        if (s.tokens[l].in_use && s.tokens[l].next) held_through_barrier(int(l), s.tokens[l].next->first);
       w.put(s.epoch);
       w.array<std::uint32_t>(s.log.vector_time());
       auto mine = s.log.since(std::uint32_t(s.me), s.last_sent_interval);
@@ -256,6 +267,7 @@ void acquire(int lock) {
     auto& t = s.tokens[lock];
     if (t.held) {  // released here last and nobody asked since: no messages
       t.in_use = true;
+      ++s.locks_in_use;
       return;
     }
   }
@@ -281,6 +293,7 @@ void acquire(int lock) {
   std::lock_guard lk(s.mu);
   s.tokens[lock].held = true;
   s.tokens[lock].in_use = true;
+  ++s.locks_in_use;
 }
 
 void release(int lock) {
@@ -290,6 +303,7 @@ void release(int lock) {
   auto& t = s.tokens[lock];
   if (!t.held || !t.in_use) fatal("dsm::lock_release(%d) of a lock this rank does not hold", lock);
   t.in_use = false;
+  --s.locks_in_use;
   if (t.next) {
     auto [to, vt] = std::move(*t.next);
     t.next.reset();

@@ -146,7 +146,21 @@ int main(int argc, char** argv) {
   else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
   else if (where == "alloc_count") dsm::alloc<double>(static_cast<std::size_t>(std::strtoll(argv[2], nullptr, 0)));
   else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
-  else if (where == "extra_barrier") {
+  else if (where == "lock_barrier") {
+    // Rank 0 enters a barrier holding lock 0, which rank 1 has asked for.
+    if (dsm::rank() == 0) {
+      dsm::lock_acquire(0);
+      sleep_ms(300);
+      dsm::barrier();
+    } else if (dsm::rank() == 1) {
+      sleep_ms(50);
+      dsm::lock_acquire(0);
+      dsm::lock_release(0);
+      dsm::barrier();
+    } else {
+      dsm::barrier();
+    }
+  } else if (where == "extra_barrier") {
     if (dsm::rank() == 0) dsm::barrier();  // the others go on to finalize
   }
   else if (where == "affinity") print_affinity();
