@@ -1,7 +1,8 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
 // its id, execution number, the wall/CPU seconds inside each of its spans, the period of
-// the execution before, and the loop's bounds (which every rank must have run it with). The bytes come from the network, so decoding checks the version,
-// every length and every value.
+// the execution before, and the loop's bounds (which every rank must have run it with).
+// The bytes come from the network, so decoding checks the version, every length and every
+// value.
 #pragma once
 
 #include "model.hpp"

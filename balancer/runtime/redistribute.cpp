@@ -418,14 +418,12 @@ bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double
   const auto& per_rank = it->second;
   if (per_rank.size() != static_cast<std::size_t>(nprocs())) return false;
   out.clear();
-  for (const SiteFigures& f : per_rank) {
-    if (f.site != st.id || f.execution != st.execution) return false;
-    out.push_back(f.figures);
-  }
-  // Ranks that run a loop with different bounds split different iteration spaces: part of
-  // the loop would run twice and part never. Every rank sees the same figures, so all stop.
-  for (std::size_t r = 1; r < per_rank.size(); ++r) {
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
     const SiteFigures &a = per_rank[0], &b = per_rank[r];
+    if (b.site != st.id || b.execution != st.execution) return false;
+    out.push_back(b.figures);
+    // Ranks that run a loop with different bounds split different iteration spaces: part of
+    // the loop would run twice and part never. Every rank sees the same figures, so all stop.
     if (a.lb != b.lb || a.ub != b.ub || a.step != b.step) {
       std::fprintf(stderr,
                    "dsm: rank %d: loop %s ran with different bounds on different ranks (execution %llu: rank 0 "
