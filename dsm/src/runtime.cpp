@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include <sched.h>
+
 #include "fault.hpp"
 #include "heap.hpp"
 #include "runtime_hooks.hpp"
@@ -121,6 +123,16 @@ void open_board(const net::JobEnv& env) {
   }
 }
 
+// The CPUs the ranks of this host share: as dsmrun found them (DSM_HOST_CPUS), else this
+// process's affinity (a cpuset, taskset or srun's binding).
+int host_cpus() {
+  if (std::getenv("DSM_HOST_CPUS")) return int(env_int("DSM_HOST_CPUS", 1, 1, CPU_SETSIZE));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 void init(int, char**) {
@@ -139,7 +151,7 @@ void init(int, char**) {
     mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once.
-    if (env.provider == "shm" && s.nprocs > int(std::thread::hardware_concurrency())) s.poll_ns = 0;
+    if (env.provider == "shm" && s.nprocs > host_cpus()) s.poll_ns = 0;
     s.poll_ns = env_int("DSM_POLL_US", s.poll_ns / 1000, 0, 10'000'000) * 1000;
     s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
@@ -193,7 +205,8 @@ void finalize() {
     static const net::Traffic no_traffic;  // a single rank sends nothing
     json = "{\"rank\": " + std::to_string(s.me) + ", \"counters\": " +
            board::rank_counters_json(stats::counters(), s.net ? s.net->counters() : no_traffic, wtime() - g_start,
-                                     "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls())) +
+                                     "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls()) +
+                                         ", \"poll_us\": " + std::to_string(s.configured_poll_ns / 1000)) +
            ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
   }
   board::set_state(board::RankState::finished);

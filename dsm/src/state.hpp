@@ -36,8 +36,8 @@ namespace dsm::proto {
 enum Msg : std::uint16_t {
   diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
   diff_reply = 2,     // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes)
-  lock_request = 3,   // u32 lock, vt                    (to the lock's manager)
-  lock_forward = 4,   // u32 lock, u32 requester, vt     (manager to the last requester)
+  lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
+  lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
   barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
                       // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
@@ -109,10 +109,16 @@ struct Push {
   std::span<const std::byte> data;
 };
 
+struct LockRequest {
+  int rank;
+  std::uint64_t epoch;  // barriers the requester had completed when it asked
+  mem::VectorTime vt;
+};
+
 struct LockToken {
   bool held = false;    // this rank has the token
   bool in_use = false;  // between lock_acquire and lock_release
-  std::optional<std::pair<int, mem::VectorTime>> next;  // who asked after us
+  std::optional<LockRequest> next;  // who asked after us
 };
 
 struct BarrierManager {  // on rank 0, driven by the service thread
@@ -180,6 +186,7 @@ struct State {
   std::size_t diff_bytes = 0;
   std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
   std::uint64_t epoch = 0;                 // barriers completed
+  bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
 
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::Signal arrived;

@@ -25,18 +25,23 @@ void grant(int lock, int to, const mem::VectorTime& vt) {
   s.net->send(to, lock_grant, w.buffer());
 }
 
-// A rank entering a barrier with a lock that another rank has asked for: that rank asked
-// before this barrier could complete, so it waits for the lock and never reaches the
-// barrier; neither goes on. (A request that arrives while this rank is in the barrier may
-// come from a rank already past it, whose departure came first: not checked.)
-[[noreturn]] void held_through_barrier(int lock, int waiter) {
-  fatal("a barrier was entered holding lock %d, which rank %d waits for: neither can go on "
-        "(release the lock before the barrier)", lock, waiter);
+// A lock held in a barrier that a rank asked for before completing that barrier: the
+// requester waits for the lock and never reaches the barrier, the holder releases it only
+// after the barrier; neither goes on. (A rank already past the barrier, whose departure came
+// first, may ask too: its epoch is higher.) Called with mu held, when the barrier is entered
+// and when a request reaches the holder inside it.
+void check_held_through_barrier(int lock) {
+  auto& s = state();
+  const auto& t = s.tokens[lock];
+  if (s.in_barrier && t.in_use && t.next && t.next->epoch <= s.epoch)
+    fatal("a barrier was entered holding lock %d, which rank %d waits for: neither can go on "
+          "(release the lock before the barrier)", lock, t.next->rank);
 }
 
 void on_lock_request(int src, codec::Reader& r) {
   auto& s = state();
   auto lock = r.get<std::uint32_t>();
+  auto epoch = r.get<std::uint64_t>();
   auto vt = r.array<std::uint32_t>(s.nprocs);
   r.expect_end();
   if (lock >= s.tokens.size() || lock_manager(int(lock)) != s.me || vt.size() != std::size_t(s.nprocs))
@@ -46,6 +51,7 @@ void on_lock_request(int src, codec::Reader& r) {
   codec::Writer w;
   w.put(lock);
   w.put<std::uint32_t>(std::uint32_t(src));
+  w.put(epoch);
   w.array<std::uint32_t>(vt);
   s.net->send(prev, lock_forward, w.buffer());
 }
@@ -54,16 +60,19 @@ void on_lock_forward(codec::Reader& r) {
   auto& s = state();
   auto lock = r.get<std::uint32_t>();
   auto to = r.get<std::uint32_t>();
+  auto epoch = r.get<std::uint64_t>();
   auto vt = r.array<std::uint32_t>(s.nprocs);
   r.expect_end();
   if (lock >= s.tokens.size() || to >= std::uint32_t(s.nprocs) || vt.size() != std::size_t(s.nprocs))
     throw codec::DecodeError("malformed lock forward");
   std::lock_guard lk(s.mu);
   auto& t = s.tokens[lock];
-  if (t.held && !t.in_use)
+  if (t.held && !t.in_use) {
     grant(int(lock), int(to), vt);
-  else
-    t.next = std::pair(int(to), std::move(vt));  // granted at our release
+    return;
+  }
+  t.next = LockRequest{int(to), epoch, std::move(vt)};  // granted at our release
+  check_held_through_barrier(int(lock));
 }
 
 void on_barrier_arrive(int src, std::span<const std::byte> payload) {
@@ -193,8 +202,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
     codec::Writer w;
     {
       std::lock_guard lk(s.mu);
-      for (std::size_t l = 0; s.locks_in_use > 0 && l < s.tokens.size(); ++l)
-        if (s.tokens[l].in_use && s.tokens[l].next) held_through_barrier(int(l), s.tokens[l].next->first);
+      s.in_barrier = true;
+      for (std::size_t l = 0; s.locks_in_use > 0 && l < s.tokens.size(); ++l) check_held_through_barrier(int(l));
       w.put(s.epoch);
       w.array<std::uint32_t>(s.log.vector_time());
       auto mine = s.log.since(std::uint32_t(s.me), s.last_sent_interval);
@@ -242,7 +251,11 @@ void barrier_with(std::uint64_t call, bool collecting) {
       fatal("rejected barrier departure: %s", e.what());
     }
     if (mismatch) fatal("ranks reached different collective calls (rank 0 names them)");
-    ++s.epoch;
+    {
+      std::lock_guard lk(s.mu);
+      s.in_barrier = false;
+      ++s.epoch;
+    }
     c.barriers.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t bytes = protocol_bytes();
     if (bytes > c.protocol_bytes_peak.load()) c.protocol_bytes_peak.store(bytes);
@@ -277,6 +290,7 @@ void acquire(int lock) {
   {
     std::lock_guard lk(s.mu);
     w.put<std::uint32_t>(std::uint32_t(lock));
+    w.put(s.epoch);
     w.array<std::uint32_t>(s.log.vector_time());
   }
   s.net->send(lock_manager(lock), lock_request, w.buffer());
@@ -305,9 +319,9 @@ void release(int lock) {
   t.in_use = false;
   --s.locks_in_use;
   if (t.next) {
-    auto [to, vt] = std::move(*t.next);
+    LockRequest next = std::move(*t.next);
     t.next.reset();
-    grant(lock, to, vt);
+    grant(lock, next.rank, next.vt);
   }
 }
 

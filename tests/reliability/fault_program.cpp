@@ -12,6 +12,9 @@
 //   fault_program wild           a write outside the shared region (must crash with SIGSEGV)
 //   fault_program alloc_sizes    ranks call dsm::alloc with different sizes
 //   fault_program lock_range     a lock id out of range
+//   fault_program lock_barrier   a barrier entered holding a lock another rank asked for
+//   fault_program lock_in_barrier    the same, asked for while the holder is in the barrier
+//   fault_program lock_after_barrier a lock held through barriers, asked for after them (ok)
 //   fault_program region_taken   something is mapped at DSM_REGION_BASE before dsm::init
 //   fault_program ok             a short correct run (the job must succeed)
 #include <dsm/dsm.hpp>
@@ -159,6 +162,42 @@ int main(int argc, char** argv) {
       dsm::barrier();
     } else {
       dsm::barrier();
+    }
+  } else if (where == "lock_in_barrier") {
+    // Rank 1 asks for lock 0 after rank 0 entered a barrier holding it.
+    if (dsm::rank() == 0) dsm::lock_acquire(0);
+    if (dsm::rank() == 1) {
+      sleep_ms(300);
+      dsm::lock_acquire(0);
+      dsm::lock_release(0);
+    }
+    dsm::barrier();
+  } else if (where == "lock_after_barrier") {
+    // Correct: the last rank holds lock 1 through barriers nobody needs it in; rank 0, which
+    // gets its departure first (it manages the barrier), asks for it as soon as it leaves each
+    // barrier, through rank 1 (the lock's manager), often before the holder has left it.
+    long* sh = dsm::alloc<long>(1);
+    const int me = dsm::rank(), holder = dsm::nprocs() - 1;
+    if (me == holder) dsm::lock_acquire(1);
+    for (int round = 0; round < 20; ++round) {
+      dsm::barrier();
+      if (me == 0) {
+        dsm::lock_acquire(1);
+        *sh += 1;
+        dsm::lock_release(1);
+      } else if (me == holder) {
+        *sh += 1;
+        sleep_ms(2);
+        dsm::lock_release(1);
+      }
+      dsm::barrier();
+      if (me == holder) dsm::lock_acquire(1);
+    }
+    if (me == holder) dsm::lock_release(1);
+    dsm::barrier();
+    if (me == 0 && *sh != 40) {
+      std::fprintf(stderr, "fault_program: counter %ld, want 40\n", *sh);
+      std::exit(1);
     }
   } else if (where == "extra_barrier") {
     if (dsm::rank() == 0) dsm::barrier();  // the others go on to finalize
