@@ -94,6 +94,7 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
  public:
   explicit WriteScan(ASTContext& ctx) : ctx_(ctx) {}
   std::vector<Write> writes;
+  std::vector<const CallExpr*> calls;
 
   bool VisitBinaryOperator(BinaryOperator* b) {
     if (b->isAssignmentOp())
@@ -106,6 +107,7 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
   }
   bool VisitCallExpr(CallExpr* c) {
     const FunctionDecl* fn = c->getDirectCallee();
+    calls.push_back(c);
     // A member operator's argument 0 is its object, not its first parameter.
     const auto* op_method = isa<CXXOperatorCallExpr>(c) ? dyn_cast_or_null<CXXMethodDecl>(fn) : nullptr;
     if (op_method && c->getNumArgs() > 0) {
@@ -153,8 +155,11 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
 // Follows an lvalue, or a pointer, to the variable or array whose memory it designates.
 class Resolver {
  public:
-  Resolver(const ForStmt* loop, const VarDecl* var, const std::vector<Write>& writes, const ASTContext& ctx)
-      : loop_(loop), var_(var), writes_(writes), ctx_(ctx) {}
+  // `callee`: the writes are those of a function the loop calls. Its own variables belong to
+  // one call; what it writes through its parameters and of its object was judged at the call.
+  Resolver(const ForStmt* loop, const VarDecl* var, const std::vector<Write>& writes, const ASTContext& ctx,
+           const FunctionDecl* callee = nullptr)
+      : loop_(loop), var_(var), writes_(writes), ctx_(ctx), callee_(callee) {}
 
   Target storage(const Expr* e, int depth = 0) const;
   Target pointee(const Expr* e, int depth = 0) const;
@@ -166,6 +171,8 @@ class Resolver {
   Target object(const CXXMemberCallExpr* m, int depth) const;
   Target referenced(const CallExpr* c, int depth) const;
   bool inside(const Decl* d) const;
+  bool within(const Decl* d, SourceRange range) const;
+  bool parameter(const VarDecl* v) const;
   bool reassigned(const VarDecl* v) const;
   Target unknown(const Expr* e) const { return {Home::unknown, text_of(e, ctx_)}; }
 
@@ -173,6 +180,7 @@ class Resolver {
   const VarDecl* var_;
   const std::vector<Write>& writes_;
   const ASTContext& ctx_;
+  const FunctionDecl* callee_;
 };
 
 // Where the object designated by the lvalue `e` lives.
@@ -189,7 +197,8 @@ Target Resolver::storage(const Expr* e, int depth) const {
   }
   if (const auto* m = dyn_cast<MemberExpr>(e)) {
     if (shared_array(m->getMemberDecl())) return {Home::shared, ""};
-    if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) return {Home::outside, m->getMemberDecl()->getNameAsString()};
+    if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts()))
+      return callee_ ? Target{Home::local, ""} : Target{Home::outside, m->getMemberDecl()->getNameAsString()};
     return m->isArrow() ? pointee(m->getBase(), depth + 1) : storage(m->getBase(), depth + 1);
   }
   if (const auto* a = dyn_cast<ArraySubscriptExpr>(e)) return pointee(a->getBase(), depth + 1);
@@ -237,7 +246,7 @@ Target Resolver::pointee(const Expr* e, int depth) const {
   }
   if (const auto* c = dyn_cast<AbstractConditionalOperator>(e))
     return worse(pointee(c->getTrueExpr(), depth + 1), pointee(c->getFalseExpr(), depth + 1));
-  if (isa<CXXThisExpr>(e)) return {Home::outside, "*this"};
+  if (isa<CXXThisExpr>(e)) return callee_ ? Target{Home::local, ""} : Target{Home::outside, "*this"};
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() > 0) {
     const OverloadedOperatorKind k = op->getOperator();
     if (k == OO_Arrow || k == OO_Plus || k == OO_Minus) return pointee(op->getArg(0), depth + 1);  // it->x, it + 3
@@ -258,6 +267,7 @@ Target Resolver::value_of(const Expr* e, int depth) const {
   const auto* v = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
   if (!v) return unknown(e);
   if (shared_array(v)) return {Home::shared, ""};
+  if (parameter(v) && !reassigned(v)) return {Home::local, ""};
   // A pointer of this iteration points where its definition does, until it is reassigned.
   if (inside(v) && !v->isStaticLocal() && v->getInit() && !reassigned(v))
     return v->getType()->isReferenceType() ? value_of(v->getInit(), depth + 1) : pointee(v->getInit(), depth + 1);
@@ -268,6 +278,7 @@ Target Resolver::variable(const VarDecl* v, int depth) const {
   // The loop variable has its own check, and so does a shared array's pointer (it must not change).
   if (v == var_) return {Home::local, ""};
   if (shared_array(v)) return {Home::shared, ""};
+  if (parameter(v)) return {Home::local, ""};
   if (!inside(v)) return {Home::outside, v->getNameAsString()};
   if (v->isStaticLocal()) return {Home::static_local, v->getNameAsString()};
   if (v->getType()->isReferenceType())
@@ -301,12 +312,21 @@ Target Resolver::referenced(const CallExpr* c, int depth) const {
   return found ? *found : unknown(c);
 }
 
+// Declared in the loop's body (a variable of one iteration, also when a lambda the loop calls
+// captures it), or in the called function being judged.
 bool Resolver::inside(const Decl* d) const {
+  return within(d, loop_->getBody()->getSourceRange()) || (callee_ && within(d, callee_->getSourceRange()));
+}
+
+bool Resolver::within(const Decl* d, SourceRange range) const {
   const SourceManager& sm = ctx_.getSourceManager();
   const SourceLocation at = sm.getExpansionLoc(d->getLocation());
-  const SourceRange body = loop_->getBody()->getSourceRange();
-  return !sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(body.getBegin())) &&
-         !sm.isBeforeInTranslationUnit(sm.getExpansionLoc(body.getEnd()), at);
+  return !sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(range.getBegin())) &&
+         !sm.isBeforeInTranslationUnit(sm.getExpansionLoc(range.getEnd()), at);
+}
+
+bool Resolver::parameter(const VarDecl* v) const {
+  return callee_ && isa<ParmVarDecl>(v) && within(v, callee_->getSourceRange());
 }
 
 bool Resolver::reassigned(const VarDecl* v) const {
@@ -342,22 +362,79 @@ bool output_stream(const Expr* e, bool through) {
          (any_base("basic_ostream") && !any_base("basic_ostringstream") && !any_base("basic_stringstream"));
 }
 
-std::string message(const Target& t) {
+// `via`: empty for a write of the loop's body, else " in 'f' (line N)" for one of a function
+// the loop calls.
+std::string message(const Target& t, const std::string& via) {
   const std::string because = "each rank runs only some iterations, so ";
   const std::string fix = " (write to an sh_ array, or move the reduction out of the loop)";
   switch (t.home) {
     case Home::outside:
-      return "loop writes '" + t.name + "', declared outside the loop: " + because +
+      return "loop writes '" + t.name + "'" + via + ", declared outside the loop: " + because +
              "its value would differ from the sequential one" + fix;
     case Home::static_local:
-      return "loop writes '" + t.name + "', a static variable: " + because +
+      return "loop writes '" + t.name + "'" + via + ", a static variable: " + because +
              "its value would differ from the sequential one" + fix;
     default:
-      return "loop writes through '" + (t.name.empty() ? std::string("an expression") : t.name) +
-             "', which is not an sh_ array: the pass cannot describe the write, and " + because +
+      return "loop writes through '" + (t.name.empty() ? std::string("an expression") : t.name) + "'" + via +
+             ", which is not an sh_ array: the pass cannot describe the write, and " + because +
              "memory that is not shared would hold only this rank's part (index the sh_ array itself)";
   }
 }
+
+// The functions a loop calls, and those they call, whose bodies this translation unit has
+// (library code in system headers is not followed): their writes of globals, of static
+// variables and of variables a lambda captured from outside the loop are the loop's too.
+class CalleeWrites {
+ public:
+  CalleeWrites(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report,
+               std::set<std::string>& reported)
+      : loop_(loop), var_(var), ctx_(ctx), report_(report), reported_(reported) {}
+
+  // Follows the calls `calls`, made at `site` in the loop (the call reported) or in a callee.
+  void follow(const std::vector<const CallExpr*>& calls, const CallExpr* site, int depth) {
+    if (depth > max_depth) return;
+    for (const CallExpr* c : calls) {
+      const FunctionDecl* fn = c->getDirectCallee();
+      const FunctionDecl* def = nullptr;
+      if (!fn || !fn->hasBody(def) || !def || !seen_.insert(def).second) continue;
+      if (ctx_.getSourceManager().isInSystemHeader(def->getLocation())) continue;
+      judge(def, site ? site : c, depth);
+    }
+  }
+
+ private:
+  static constexpr int max_depth = 16;
+
+  static std::string name(const FunctionDecl* fn) {
+    const auto* method = dyn_cast<CXXMethodDecl>(fn);
+    if (method && method->getParent()->isLambda()) return "a lambda";
+    std::string quoted = "'";
+    quoted += fn->getQualifiedNameAsString();
+    quoted += "'";
+    return quoted;
+  }
+
+  void judge(const FunctionDecl* fn, const CallExpr* site, int depth) {
+    WriteScan scan(ctx_);
+    scan.TraverseStmt(fn->getBody());
+    const Resolver where(loop_, var_, scan.writes, ctx_, fn);
+    for (const Write& w : scan.writes) {
+      if (output_stream(w.target, w.through)) continue;
+      const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
+      if (fine(t) || !reported_.insert(t.name).second) continue;
+      const unsigned line = ctx_.getSourceManager().getExpansionLineNumber(w.target->getBeginLoc());
+      report_.error(site->getBeginLoc(), message(t, " in " + name(fn) + " (line " + std::to_string(line) + ")"));
+    }
+    follow(scan.calls, site, depth + 1);
+  }
+
+  const ForStmt* loop_;
+  const VarDecl* var_;
+  ASTContext& ctx_;
+  Reporter& report_;
+  std::set<std::string>& reported_;
+  std::set<const FunctionDecl*> seen_;
+};
 
 }  // namespace
 
@@ -369,8 +446,9 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
   for (const Write& w : scan.writes) {
     if (output_stream(w.target, w.through)) continue;
     const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
-    if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t));
+    if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t, ""));
   }
+  CalleeWrites(loop, var, ctx, report, reported).follow(scan.calls, nullptr, 0);
 }
 
 }  // namespace dsmpass

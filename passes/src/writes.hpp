@@ -4,7 +4,8 @@
 // a counter, an ordinary array, a std::vector) then ends with this rank's part of the work
 // instead of the sequential value, and memory reached through a pointer that is not an sh_
 // array is either not shared at all or written without a descriptor the balancer needs.
-// Variables declared inside the body belong to one iteration and are free to write.
+// Variables declared inside the body belong to one iteration and are free to write. The
+// functions the loop calls, where this translation unit has their bodies, write for it.
 #pragma once
 
 #include "report.hpp"
