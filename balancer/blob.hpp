@@ -1,6 +1,7 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
 // its id, execution number, the wall/CPU seconds inside each of its spans, the period of
-// the execution before, and the loop's bounds (which every rank must have run it with).
+// the execution before, whether the rank's core is shared with another program, and the
+// loop's bounds (which every rank must have run it with).
 // The bytes come from the network, so decoding checks the version, every length and every
 // value.
 #pragma once
@@ -14,7 +15,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 4;
+inline constexpr std::uint8_t blob_version = 5;
 
 struct SiteFigures {
   std::uint64_t site = 0;       // hash of the site's name

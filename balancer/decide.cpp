@@ -364,11 +364,13 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
+  m.core_shared.assign(figs.size(), 0);
   double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
   bool every_period = true;
   for (std::size_t r = 0; r < figs.size(); ++r) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
+    m.core_shared[r] = figs[r].core_shared;
     period = std::max(period, figs[r].period);
     every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
@@ -533,7 +535,12 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     if (!page_gain) return decline(Verdict::balanced);
   }
   if (m.streak == 1) m.streak_began = m.clock;
-  const bool lasted = m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+  // A slowest rank that shares its core with another program is slow for as long as that
+  // program runs: unless the site has seen imbalances come and go (two breaks), it needs no
+  // evidence in seconds that the imbalance lasts (the warm-up and `settle` still apply).
+  const bool known_cause = m.breaks.size() < 2 && static_cast<std::size_t>(slowest_rank) < m.core_shared.size() &&
+                           m.core_shared[slowest_rank];
+  const bool lasted = known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
   m.verdict = Verdict::waiting;
   if (m.streak < persist || m.observed < enough || !lasted) return;
   if (!proposed) {

@@ -99,6 +99,7 @@ struct SiteModel {
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
+  std::vector<char> core_shared;            // per rank, from the last figures
 };
 
 // auto: locality when every written array has an affine descriptor (pages are known),

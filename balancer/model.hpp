@@ -34,6 +34,9 @@ struct RankFigures {
   // of the measured one (0: unknown): all that execution cost, the loops after it and the
   // barriers included, which is where the page traffic of a change shows.
   double period = 0;
+  // The rank's core is also another program's (it counts on a share of it): its slowness has
+  // a known cause, not one of the machine's short swings.
+  bool core_shared = false;
 };
 
 struct Options {

@@ -101,6 +101,7 @@ SimResult simulate(const SimConfig& c, Policy policy) {
         const double wall = cpu / share[r] + c.page_seconds * static_cast<double>(fetched);
         figs[r].wall.push_back(wall);
         figs[r].cpu.push_back(cpu);
+        figs[r].core_shared = share[r] < 1;
         rank_time += wall;
       }
       slowest = std::max(slowest, rank_time);

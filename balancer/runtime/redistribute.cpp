@@ -640,7 +640,7 @@ void Plan::publish() {
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period}, st.lb, st.ub, st.step});
+  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period, shared}, st.lb, st.ub, st.step});
   detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
 }
 

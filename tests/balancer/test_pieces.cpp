@@ -60,7 +60,7 @@ TEST_CASE("page counts per rank: each page for both ranks it passes between") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}}}}};
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
   REQUIRE(decoded);
@@ -71,12 +71,17 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK((*out)[0].execution == 7);
   CHECK((*out)[0].figures.wall == std::vector<double>{0.5, 0.25});
   CHECK((*out)[0].figures.period == 2e-3);
+  CHECK_FALSE((*out)[0].figures.core_shared);
   CHECK((*out)[1].figures.wall.empty());
+  CHECK((*out)[1].figures.core_shared);
   for (std::size_t cut = 0; cut < blob.size(); ++cut)
     CHECK_FALSE(decode_figures(std::vector<std::byte>(blob.begin(), blob.begin() + cut)));
   auto bad = blob;
   bad[0] = std::byte{9};
   CHECK_FALSE(decode_figures(bad));
+  auto not_a_flag = blob;
+  not_a_flag[1 + 8 + 4 + 8 + 8 + 8] = std::byte{2};  // the first site's core_shared
+  CHECK_FALSE(decode_figures(not_a_flag));
   auto trailing = blob;
   trailing.push_back(std::byte{0});
   CHECK_FALSE(decode_figures(trailing));

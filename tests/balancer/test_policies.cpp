@@ -22,6 +22,7 @@ struct Run {
   double change_cost = 0;  // 0: the figures carry no period
   double owed[2] = {0, 0}, elapsed = 0;  // owed by the next execution and the one after
   double periods[2] = {0, 0};  // of the last execution and the one before
+  std::vector<bool> core_shared;  // per rank: its figures say another program shares its core
 };
 
 // One execution: decide, then time every rank's spans at its speed (times 1 +- noise).
@@ -43,6 +44,7 @@ bool execute(Run& run, long n, const std::vector<double>& speed, const Cost& cos
   run.figs.assign(speed.size(), {});
   double slowest = 0;
   for (std::size_t r = 0; r < speed.size(); ++r) {
+    run.figs[r].core_shared = r < run.core_shared.size() && run.core_shared[r];
     double taken = 0;
     for (const Span& s : a[r]) {
       double w = 0;
@@ -314,6 +316,34 @@ TEST_CASE("a swing shorter than the evidence moves nothing, a lasting slowdown d
     REQUIRE(!at.empty());
     CHECK(at.front() >= 100);
     CHECK(imbalance(run, {1.0, 0.8}, micro) < 1 + run.m.opt.threshold);
+  }
+}
+
+TEST_CASE("a rank slowed by another program on its core is balanced without the evidence's wait") {
+  // As above, rank 1 at 0.5 from execution 20 on; its figures say whether its core is shared.
+  const long n = 2000;
+  const Geometry g = page_per_iteration();
+  const Cost micro = [](long) { return 1e-6; };
+  auto slow_from_20 = [](int e) { return std::vector<double>{1.0, e >= 20 ? 0.5 : 1.0}; };
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run seen = make_run(p), unseen = make_run(p), fast_shared = make_run(p);
+    for (Run* run : {&seen, &unseen, &fast_shared}) run->m.opt.evidence = 0.1;
+    seen.core_shared = {false, true};
+    fast_shared.core_shared = {true, false};  // a known cause on the fast rank explains nothing
+    const std::vector<int> at_seen = change_executions(seen, n, 200, slow_from_20, micro, g);
+    const std::vector<int> at_unseen = change_executions(unseen, n, 200, slow_from_20, micro, g);
+    const std::vector<int> at_fast = change_executions(fast_shared, n, 200, slow_from_20, micro, g);
+    INFO("changes at " << Catch::Detail::stringify(at_seen) << " (core shared), "
+                       << Catch::Detail::stringify(at_unseen) << " (not), " << Catch::Detail::stringify(at_fast)
+                       << " (the fast rank's shared)");
+    REQUIRE(!at_seen.empty());
+    REQUIRE(!at_unseen.empty());
+    REQUIRE(!at_fast.empty());
+    CHECK(at_seen.front() <= 20 + 2 * seen.m.opt.settle);
+    CHECK(at_unseen.front() >= 20 + evidence_executions / 2);
+    CHECK(at_fast.front() == at_unseen.front());
+    CHECK(imbalance(seen, {1.0, 0.5}, micro) < 1 + seen.m.opt.threshold);
   }
 }
 
