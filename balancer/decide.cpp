@@ -538,8 +538,8 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // A slowest rank that shares its core with another program is slow for as long as that
   // program runs: unless the site has seen imbalances come and go (two breaks), it needs no
   // evidence in seconds that the imbalance lasts (the warm-up and `settle` still apply).
-  const bool known_cause = m.breaks.size() < 2 && static_cast<std::size_t>(slowest_rank) < m.core_shared.size() &&
-                           m.core_shared[slowest_rank];
+  const bool known_cause = imbalanced && m.breaks.size() < 2 &&
+                           static_cast<std::size_t>(slowest_rank) < m.core_shared.size() && m.core_shared[slowest_rank];
   const bool lasted = known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
   m.verdict = Verdict::waiting;
   if (m.streak < persist || m.observed < enough || !lasted) return;

@@ -5,6 +5,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -55,6 +56,17 @@ struct Write {
   bool moves;  // ++, --, +=, -=: a pointer so changed still points into the same array
 };
 
+// A call of a function whose body may be followed: its arguments in parameter order, and the
+// object `this` designates in it (a member call's object; none for a constructor's new object,
+// a destructor's local, a free function).
+struct Call {
+  const FunctionDecl* fn;
+  const Expr* at;  // where it is made
+  std::vector<const Expr*> args;
+  const Expr* object = nullptr;
+  bool arrow = false;  // `object` is a pointer to it
+};
+
 bool is_assignment(OverloadedOperatorKind op) {
   switch (op) {
     case OO_Equal: case OO_PlusEqual: case OO_MinusEqual: case OO_StarEqual: case OO_SlashEqual:
@@ -94,7 +106,7 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
  public:
   explicit WriteScan(ASTContext& ctx) : ctx_(ctx) {}
   std::vector<Write> writes;
-  std::vector<const CallExpr*> calls;
+  std::vector<Call> calls;
 
   bool VisitBinaryOperator(BinaryOperator* b) {
     if (b->isAssignmentOp())
@@ -107,24 +119,36 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
   }
   bool VisitCallExpr(CallExpr* c) {
     const FunctionDecl* fn = c->getDirectCallee();
-    calls.push_back(c);
     // A member operator's argument 0 is its object, not its first parameter.
     const auto* op_method = isa<CXXOperatorCallExpr>(c) ? dyn_cast_or_null<CXXMethodDecl>(fn) : nullptr;
     if (op_method && c->getNumArgs() > 0) {
       if (mutates(op_method)) writes.push_back({c->getArg(0), false, moves(c)});
       arguments(fn, c->getArgs() + 1, c->getNumArgs() - 1);
-    } else {
-      arguments(fn, c->getArgs(), c->getNumArgs());
+      if (fn) calls.push_back({fn, c, {c->getArgs() + 1, c->getArgs() + c->getNumArgs()}, c->getArg(0), false});
+      return true;
     }
+    arguments(fn, c->getArgs(), c->getNumArgs());
+    Call call{fn, c, {c->getArgs(), c->getArgs() + c->getNumArgs()}};
     if (const auto* m = dyn_cast<CXXMemberCallExpr>(c)) {
       const auto* callee = dyn_cast<MemberExpr>(m->getCallee()->IgnoreParens());
+      call.object = m->getImplicitObjectArgument();
+      call.arrow = callee && callee->isArrow();
       if (const CXXMethodDecl* md = m->getMethodDecl(); md && mutates(md))
-        writes.push_back({m->getImplicitObjectArgument(), callee && callee->isArrow(), false});
+        writes.push_back({call.object, call.arrow, false});
     }
+    if (fn) calls.push_back(std::move(call));
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr* c) {
     arguments(c->getConstructor(), c->getArgs(), c->getNumArgs());
+    calls.push_back({c->getConstructor(), c, {c->getArgs(), c->getArgs() + c->getNumArgs()}});
+    return true;
+  }
+  // A variable of the body with a destructor of its own runs it at the end of each iteration.
+  bool VisitVarDecl(VarDecl* v) {
+    if (const CXXRecordDecl* rd = v->getType()->getAsCXXRecordDecl(); rd && rd->hasDefinition() && !v->hasGlobalStorage())
+      if (const CXXDestructorDecl* d = rd->getDestructor(); d && d->isUserProvided())
+        calls.push_back({d, v->getInit() ? v->getInit() : nullptr, {}});
     return true;
   }
 
@@ -155,11 +179,14 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
 // Follows an lvalue, or a pointer, to the variable or array whose memory it designates.
 class Resolver {
  public:
-  // `callee`: the writes are those of a function the loop calls. Its own variables belong to
-  // one call; what it writes through its parameters and of its object was judged at the call.
+  // For the writes of a function the loop calls (`call`, made where `caller` judges): its own
+  // variables, and those of the functions it was called from (`chain`, outermost first: a
+  // lambda's captures), belong to one call; its parameters and its object are what the call
+  // binds them to.
   Resolver(const ForStmt* loop, const VarDecl* var, const std::vector<Write>& writes, const ASTContext& ctx,
-           const FunctionDecl* callee = nullptr)
-      : loop_(loop), var_(var), writes_(writes), ctx_(ctx), callee_(callee) {}
+           const Resolver* caller = nullptr, const Call* call = nullptr,
+           std::vector<const FunctionDecl*> chain = {})
+      : loop_(loop), var_(var), writes_(writes), ctx_(ctx), caller_(caller), call_(call), chain_(std::move(chain)) {}
 
   Target storage(const Expr* e, int depth = 0) const;
   Target pointee(const Expr* e, int depth = 0) const;
@@ -172,7 +199,8 @@ class Resolver {
   Target referenced(const CallExpr* c, int depth) const;
   bool inside(const Decl* d) const;
   bool within(const Decl* d, SourceRange range) const;
-  bool parameter(const VarDecl* v) const;
+  std::optional<Target> parameter(const VarDecl* v, bool through) const;
+  Target self(const std::string& member) const;
   bool reassigned(const VarDecl* v) const;
   Target unknown(const Expr* e) const { return {Home::unknown, text_of(e, ctx_)}; }
 
@@ -180,7 +208,9 @@ class Resolver {
   const VarDecl* var_;
   const std::vector<Write>& writes_;
   const ASTContext& ctx_;
-  const FunctionDecl* callee_;
+  const Resolver* caller_;
+  const Call* call_;
+  std::vector<const FunctionDecl*> chain_;
 };
 
 // Where the object designated by the lvalue `e` lives.
@@ -197,8 +227,9 @@ Target Resolver::storage(const Expr* e, int depth) const {
   }
   if (const auto* m = dyn_cast<MemberExpr>(e)) {
     if (shared_array(m->getMemberDecl())) return {Home::shared, ""};
-    if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts()))
-      return callee_ ? Target{Home::local, ""} : Target{Home::outside, m->getMemberDecl()->getNameAsString()};
+    // A reference member may refer anywhere, whatever object holds it.
+    if (m->getMemberDecl()->getType()->isReferenceType()) return unknown(e);
+    if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) return self(m->getMemberDecl()->getNameAsString());
     return m->isArrow() ? pointee(m->getBase(), depth + 1) : storage(m->getBase(), depth + 1);
   }
   if (const auto* a = dyn_cast<ArraySubscriptExpr>(e)) return pointee(a->getBase(), depth + 1);
@@ -246,7 +277,7 @@ Target Resolver::pointee(const Expr* e, int depth) const {
   }
   if (const auto* c = dyn_cast<AbstractConditionalOperator>(e))
     return worse(pointee(c->getTrueExpr(), depth + 1), pointee(c->getFalseExpr(), depth + 1));
-  if (isa<CXXThisExpr>(e)) return callee_ ? Target{Home::local, ""} : Target{Home::outside, "*this"};
+  if (isa<CXXThisExpr>(e)) return self("*this");
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() > 0) {
     const OverloadedOperatorKind k = op->getOperator();
     if (k == OO_Arrow || k == OO_Plus || k == OO_Minus) return pointee(op->getArg(0), depth + 1);  // it->x, it + 3
@@ -267,7 +298,8 @@ Target Resolver::value_of(const Expr* e, int depth) const {
   const auto* v = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
   if (!v) return unknown(e);
   if (shared_array(v)) return {Home::shared, ""};
-  if (parameter(v) && !reassigned(v)) return {Home::local, ""};
+  // A parameter points where the argument it was passed points, until it is reassigned.
+  if (auto bound = parameter(v, true)) return reassigned(v) ? Target{Home::unknown, v->getNameAsString()} : *bound;
   // A pointer of this iteration points where its definition does, until it is reassigned.
   if (inside(v) && !v->isStaticLocal() && v->getInit() && !reassigned(v))
     return v->getType()->isReferenceType() ? value_of(v->getInit(), depth + 1) : pointee(v->getInit(), depth + 1);
@@ -278,7 +310,7 @@ Target Resolver::variable(const VarDecl* v, int depth) const {
   // The loop variable has its own check, and so does a shared array's pointer (it must not change).
   if (v == var_) return {Home::local, ""};
   if (shared_array(v)) return {Home::shared, ""};
-  if (parameter(v)) return {Home::local, ""};
+  if (auto bound = parameter(v, false)) return *bound;
   if (!inside(v)) return {Home::outside, v->getNameAsString()};
   if (v->isStaticLocal()) return {Home::static_local, v->getNameAsString()};
   if (v->getType()->isReferenceType())
@@ -313,9 +345,12 @@ Target Resolver::referenced(const CallExpr* c, int depth) const {
 }
 
 // Declared in the loop's body (a variable of one iteration, also when a lambda the loop calls
-// captures it), or in the called function being judged.
+// captures it), or in a called function being judged (a variable of one call).
 bool Resolver::inside(const Decl* d) const {
-  return within(d, loop_->getBody()->getSourceRange()) || (callee_ && within(d, callee_->getSourceRange()));
+  if (within(d, loop_->getBody()->getSourceRange())) return true;
+  for (const FunctionDecl* f : chain_)
+    if (within(d, f->getSourceRange())) return true;
+  return false;
 }
 
 bool Resolver::within(const Decl* d, SourceRange range) const {
@@ -325,8 +360,32 @@ bool Resolver::within(const Decl* d, SourceRange range) const {
          !sm.isBeforeInTranslationUnit(sm.getExpansionLoc(range.getEnd()), at);
 }
 
-bool Resolver::parameter(const VarDecl* v) const {
-  return callee_ && isa<ParmVarDecl>(v) && within(v, callee_->getSourceRange());
+// What the parameter `v` of a called function (this one, or one it was called from, whose
+// parameter a lambda captured) is bound to by its call: `through`, where the pointer or
+// iterator it holds points; else the object it names (a reference parameter's argument, a
+// by-value parameter's own copy). Nullopt for any other variable; a parameter without an
+// argument of its own (a default argument, a pack) is of one call.
+std::optional<Target> Resolver::parameter(const VarDecl* v, bool through) const {
+  if (!call_ || !isa<ParmVarDecl>(v) || chain_.empty()) return std::nullopt;
+  const FunctionDecl* fn = chain_.back();
+  for (unsigned k = 0; k < fn->getNumParams(); ++k) {
+    if (fn->getParamDecl(k) != v) continue;
+    if (k >= call_->args.size() || isa<CXXDefaultArgExpr>(call_->args[k])) return Target{Home::local, ""};
+    const Expr* arg = call_->args[k];
+    if (through) return caller_->pointee(arg);
+    return v->getType()->isReferenceType() ? caller_->storage(arg) : Target{Home::local, ""};
+  }
+  return caller_->parameter(v, through);
+}
+
+// What `this` designates. In the loop's body, and in a lambda (which captured the enclosing
+// object), an object outside the loop; in a member function, the object it was called on;
+// in a constructor or destructor, the object of one iteration it makes or ends.
+Target Resolver::self(const std::string& member) const {
+  const auto* method = chain_.empty() ? nullptr : dyn_cast<CXXMethodDecl>(chain_.back());
+  if (!method || method->getParent()->isLambda()) return {Home::outside, member};
+  if (call_ && call_->object) return call_->arrow ? caller_->pointee(call_->object) : caller_->storage(call_->object);
+  return {Home::local, ""};
 }
 
 bool Resolver::reassigned(const VarDecl* v) const {
@@ -382,28 +441,32 @@ std::string message(const Target& t, const std::string& via) {
 }
 
 // The functions a loop calls, and those they call, whose bodies this translation unit has
-// (library code in system headers is not followed): their writes of globals, of static
-// variables and of variables a lambda captured from outside the loop are the loop's too.
+// (library code in system headers is not followed): what they write is the loop's, judged
+// with their parameters and object bound to what each call passes.
 class CalleeWrites {
  public:
   CalleeWrites(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report,
                std::set<std::string>& reported)
       : loop_(loop), var_(var), ctx_(ctx), report_(report), reported_(reported) {}
 
-  // Follows the calls `calls`, made at `site` in the loop (the call reported) or in a callee.
-  void follow(const std::vector<const CallExpr*>& calls, const CallExpr* site, int depth) {
-    if (depth > max_depth) return;
-    for (const CallExpr* c : calls) {
-      const FunctionDecl* fn = c->getDirectCallee();
+  // Follows `calls`, judged by `caller` (the loop's or a callee's), reached through `chain`;
+  // `site` is the call in the loop that led there (where errors are reported), or null.
+  void follow(const std::vector<Call>& calls, const Resolver& caller, const std::vector<const FunctionDecl*>& chain,
+              const Expr* site) {
+    if (chain.size() >= max_depth) return;
+    for (const Call& c : calls) {
       const FunctionDecl* def = nullptr;
-      if (!fn || !fn->hasBody(def) || !def || !seen_.insert(def).second) continue;
-      if (ctx_.getSourceManager().isInSystemHeader(def->getLocation())) continue;
-      judge(def, site ? site : c, depth);
+      if (!c.fn->hasBody(def) || !def || ctx_.getSourceManager().isInSystemHeader(def->getLocation())) continue;
+      if (std::find(chain.begin(), chain.end(), def) != chain.end() || ++followed_ > max_followed) continue;
+      std::vector<const FunctionDecl*> inner = chain;
+      inner.push_back(def);
+      judge(c, caller, inner, site ? site : c.at);
     }
   }
 
  private:
-  static constexpr int max_depth = 16;
+  static constexpr std::size_t max_depth = 16;     // calls deep
+  static constexpr int max_followed = 4096;        // calls followed from one loop
 
   static std::string name(const FunctionDecl* fn) {
     const auto* method = dyn_cast<CXXMethodDecl>(fn);
@@ -414,18 +477,22 @@ class CalleeWrites {
     return quoted;
   }
 
-  void judge(const FunctionDecl* fn, const CallExpr* site, int depth) {
+  void judge(const Call& call, const Resolver& caller, const std::vector<const FunctionDecl*>& chain, const Expr* site) {
+    const FunctionDecl* fn = chain.back();
     WriteScan scan(ctx_);
     scan.TraverseStmt(fn->getBody());
-    const Resolver where(loop_, var_, scan.writes, ctx_, fn);
+    if (const auto* ctor = dyn_cast<CXXConstructorDecl>(fn))
+      for (const CXXCtorInitializer* init : ctor->inits()) scan.TraverseStmt(init->getInit());
+    const Resolver where(loop_, var_, scan.writes, ctx_, &caller, &call, chain);
     for (const Write& w : scan.writes) {
       if (output_stream(w.target, w.through)) continue;
       const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
       if (fine(t) || !reported_.insert(t.name).second) continue;
       const unsigned line = ctx_.getSourceManager().getExpansionLineNumber(w.target->getBeginLoc());
-      report_.error(site->getBeginLoc(), message(t, " in " + name(fn) + " (line " + std::to_string(line) + ")"));
+      const SourceLocation at = site ? site->getBeginLoc() : loop_->getBody()->getBeginLoc();
+      report_.error(at, message(t, " in " + name(fn) + " (line " + std::to_string(line) + ")"));
     }
-    follow(scan.calls, site, depth + 1);
+    follow(scan.calls, where, chain, site);
   }
 
   const ForStmt* loop_;
@@ -433,7 +500,7 @@ class CalleeWrites {
   ASTContext& ctx_;
   Reporter& report_;
   std::set<std::string>& reported_;
-  std::set<const FunctionDecl*> seen_;
+  int followed_ = 0;
 };
 
 }  // namespace
@@ -448,7 +515,7 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
     const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
     if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t, ""));
   }
-  CalleeWrites(loop, var, ctx, report, reported).follow(scan.calls, nullptr, 0);
+  CalleeWrites(loop, var, ctx, report, reported).follow(scan.calls, where, {}, nullptr);
 }
 
 }  // namespace dsmpass

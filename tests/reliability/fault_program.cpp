@@ -174,8 +174,9 @@ int main(int argc, char** argv) {
     dsm::barrier();
   } else if (where == "lock_after_barrier") {
     // Correct: the last rank holds lock 1 through barriers nobody needs it in; rank 0, which
-    // gets its departure first (it manages the barrier), asks for it as soon as it leaves each
-    // barrier, through rank 1 (the lock's manager), often before the holder has left it.
+    // gets its departure first (it manages the barrier), asks for it as soon as it leaves the
+    // first barrier of each of 20 rounds, through rank 1 (the lock's manager), often before
+    // the holder has left that barrier (2-11 times per run, counted when it was written).
     long* sh = dsm::alloc<long>(1);
     const int me = dsm::rank(), holder = dsm::nprocs() - 1;
     if (me == holder) dsm::lock_acquire(1);

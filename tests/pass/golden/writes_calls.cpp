@@ -1,7 +1,8 @@
 // Writes made by the functions a marked loop calls are the loop's writes: a global, a static
-// variable, a variable captured by a lambda declared before the loop, also two calls deep.
-// What a callee writes through its parameters or of its object is judged at the call, and
-// its own variables, those of a lambda declared in the loop body, and sh_ arrays are fine.
+// variable, a variable captured by a lambda declared before the loop (or a member through its
+// captured `this`), also two calls deep, through a forwarding reference or an iterator, in a
+// destructor. A callee's parameters and object are what the call passes; its own variables,
+// a lambda's captures of them, and sh_ arrays are fine.
 #include <dsm/dsm.hpp>
 
 #include <algorithm>
@@ -25,6 +26,26 @@ double memo(long i) {
 }
 void record(double x) { history.push_back(x); }
 
+template <class T>
+void set(T&& x, double v) {
+  x = v;
+}
+template <class It>
+void fill_all(It first, It last, double v) {
+  for (; first != last; ++first) *first = v;
+}
+struct Timer {
+  ~Timer() { calls += 1; }
+};
+struct Solver {
+  double residual = 0;
+  void step(double* sh_a, long n) {
+    auto add = [this](double x) { residual += x; };
+#pragma dsm parallel for
+    for (long i = 0; i < n; ++i) add(sh_a[i]);
+  }
+};
+
 void rejected(double* sh_a, long n) {
   double sum = 0;
   auto accumulate = [&](double x) { sum += x; };
@@ -34,6 +55,13 @@ void rejected(double* sh_a, long n) {
     twice(sh_a[i]);
     accumulate(sh_a[i]);
     record(sh_a[i]);
+  }
+  double last = 0;
+#pragma dsm parallel for
+  for (long i = 0; i < n; ++i) {
+    set(last, sh_a[i]);
+    fill_all(history.begin(), history.end(), sh_a[i]);
+    Timer t;
   }
 }
 
@@ -50,6 +78,18 @@ void scale(double& x) {
   x *= f;
 }
 void report(long i) { std::printf("%ld\n", i); }
+double smooth(const double* sh_a, long i) {
+  double acc = 0;
+  auto add = [&](double v) { acc += v; };
+  add(sh_a[i]);
+  add(sh_a[i + 1]);
+  return acc;
+}
+struct Point {
+  double x = 0, y = 0;
+  Point(double a, double b) : x(a) { y = b; }
+  void shift(double d) { x += d; }
+};
 double biggest(const std::vector<double>& v) {
   std::vector<double> copy = v;
   std::sort(copy.begin(), copy.end());
@@ -68,7 +108,12 @@ void allowed(double* sh_a, double* sh_b, const std::vector<double>& v, long n) {
       hits += 1;
       return y;
     };
-    store(sh_b, i, hit(acc.v) + biggest(v) + static_cast<double>(hits));
+    Point p(x, 1.0);
+    p.shift(smooth(sh_a, i));
+    double local[4] = {};
+    set(local[0], p.x);
+    fill_all(local, local + 4, p.y);
+    store(sh_b, i, hit(acc.v) + biggest(v) + static_cast<double>(hits) + local[3]);
     if (i == 0) report(i);
   }
 }
