@@ -150,8 +150,9 @@ void init(int, char**) {
     s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
     mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
-    // the rank they wait for needs: by default they sleep at once.
-    if (env.provider == "shm" && s.nprocs > host_cpus()) s.poll_ns = 0;
+    // the rank they wait for needs: by default they sleep at once. Without dsmrun's count of
+    // the ranks on this host, all of them are taken to be here.
+    if (int(env_int("DSM_HOST_RANKS", std::uint64_t(s.nprocs), 1, std::uint64_t(s.nprocs))) > host_cpus()) s.poll_ns = 0;
     s.poll_ns = env_int("DSM_POLL_US", s.poll_ns / 1000, 0, 10'000'000) * 1000;
     s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),

@@ -287,9 +287,12 @@ void Job::spawn(int r) {
   std::vector<std::pair<std::string, std::string>> env = {
       {"DSM_RANK", std::to_string(r)}, {"DSM_SIZE", std::to_string(opt_.n)},
       {"DSM_RENDEZVOUS", rendezvous_}, {"DSM_TOKEN", token_}, {"DSM_PROVIDER", provider_}};
-  // Ranks on one host decide whether they outnumber its cores from the CPUs dsmrun may use
-  // (a cpuset or taskset), not from their own: --bind leaves each rank one.
-  if (provider_ == "shm") env.emplace_back("DSM_HOST_CPUS", std::to_string(cpus_.size()));
+  // Ranks on one host decide whether they outnumber its cores: how many share it, and for
+  // this host the CPUs dsmrun may use (a cpuset or taskset), not their own (--bind leaves
+  // each rank one); elsewhere they count their own.
+  const auto same_host = [&](const Rank& other) { return other.host == rk.host; };
+  env.emplace_back("DSM_HOST_RANKS", std::to_string(std::count_if(ranks_.begin(), ranks_.end(), same_host)));
+  if (rk.local) env.emplace_back("DSM_HOST_CPUS", std::to_string(cpus_.size()));
   if (!opt_.lb.empty()) env.emplace_back("DSM_LB", opt_.lb);
   if (opt_.stats) env.emplace_back("DSM_STATS", "1");
   for (const auto& kv : opt_.env) {
