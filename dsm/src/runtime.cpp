@@ -123,10 +123,12 @@ void open_board(const net::JobEnv& env) {
   }
 }
 
-// The CPUs the ranks of this host share: as dsmrun found them (DSM_HOST_CPUS), else this
-// process's affinity (a cpuset, taskset or srun's binding).
+// The CPUs the ranks of this host share: as dsmrun found them (DSM_HOST_CPUS), else the
+// Slurm allocation's on this node (srun binds each step to its own), else this process's
+// affinity (a cpuset or taskset).
 int host_cpus() {
   if (std::getenv("DSM_HOST_CPUS")) return int(env_int("DSM_HOST_CPUS", 1, 1, CPU_SETSIZE));
+  if (std::getenv("SLURM_CPUS_ON_NODE")) return int(env_int("SLURM_CPUS_ON_NODE", 1, 1, CPU_SETSIZE));
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);

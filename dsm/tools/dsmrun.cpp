@@ -290,7 +290,7 @@ void Job::spawn(int r) {
   // Ranks on one host decide whether they outnumber its cores: how many share it, and for
   // this host the CPUs dsmrun may use (a cpuset or taskset), not their own (--bind leaves
   // each rank one); elsewhere they count their own.
-  const auto same_host = [&](const Rank& other) { return other.host == rk.host; };
+  const auto same_host = [&](const Rank& other) { return (rk.local && other.local) || other.host == rk.host; };
   env.emplace_back("DSM_HOST_RANKS", std::to_string(std::count_if(ranks_.begin(), ranks_.end(), same_host)));
   if (rk.local) env.emplace_back("DSM_HOST_CPUS", std::to_string(cpus_.size()));
   if (!opt_.lb.empty()) env.emplace_back("DSM_LB", opt_.lb);

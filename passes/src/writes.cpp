@@ -300,6 +300,7 @@ Target Resolver::value_of(const Expr* e, int depth) const {
   if (shared_array(v)) return {Home::shared, ""};
   // A parameter points where the argument it was passed points, until it is reassigned.
   if (auto bound = parameter(v, true)) return reassigned(v) ? Target{Home::unknown, v->getNameAsString()} : *bound;
+  if (isa<ParmVarDecl>(v) && inside(v) && !reassigned(v)) return {Home::local, ""};  // a lambda's, as above
   // A pointer of this iteration points where its definition does, until it is reassigned.
   if (inside(v) && !v->isStaticLocal() && v->getInit() && !reassigned(v))
     return v->getType()->isReferenceType() ? value_of(v->getInit(), depth + 1) : pointee(v->getInit(), depth + 1);
@@ -311,6 +312,8 @@ Target Resolver::variable(const VarDecl* v, int depth) const {
   if (v == var_) return {Home::local, ""};
   if (shared_array(v)) return {Home::shared, ""};
   if (auto bound = parameter(v, false)) return *bound;
+  // A parameter of a lambda defined here: its argument is judged where the lambda is called.
+  if (isa<ParmVarDecl>(v) && inside(v)) return {Home::local, ""};
   if (!inside(v)) return {Home::outside, v->getNameAsString()};
   if (v->isStaticLocal()) return {Home::static_local, v->getNameAsString()};
   if (v->getType()->isReferenceType())
@@ -383,7 +386,13 @@ std::optional<Target> Resolver::parameter(const VarDecl* v, bool through) const 
 // in a constructor or destructor, the object of one iteration it makes or ends.
 Target Resolver::self(const std::string& member) const {
   const auto* method = chain_.empty() ? nullptr : dyn_cast<CXXMethodDecl>(chain_.back());
-  if (!method || method->getParent()->isLambda()) return {Home::outside, member};
+  if (!method) return {Home::outside, member};
+  if (method->getParent()->isLambda()) {
+    // A lambda defined in the member function that called it shares that function's `this`.
+    const DeclContext* defined_in = method->getParent()->getParent();
+    const bool in_caller = caller_ && !caller_->chain_.empty() && defined_in == caller_->chain_.back();
+    return in_caller ? caller_->self(member) : Target{Home::outside, member};
+  }
   if (call_ && call_->object) return call_->arrow ? caller_->pointee(call_->object) : caller_->storage(call_->object);
   return {Home::local, ""};
 }
@@ -453,11 +462,17 @@ class CalleeWrites {
   // `site` is the call in the loop that led there (where errors are reported), or null.
   void follow(const std::vector<Call>& calls, const Resolver& caller, const std::vector<const FunctionDecl*>& chain,
               const Expr* site) {
-    if (chain.size() >= max_depth) return;
     for (const Call& c : calls) {
       const FunctionDecl* def = nullptr;
       if (!c.fn->hasBody(def) || !def || ctx_.getSourceManager().isInSystemHeader(def->getLocation())) continue;
-      if (std::find(chain.begin(), chain.end(), def) != chain.end() || ++followed_ > max_followed) continue;
+      if (std::find(chain.begin(), chain.end(), def) != chain.end()) continue;
+      if (chain.size() >= max_depth || ++followed_ > max_followed) {
+        if (!cut_) report_.warning(site ? site->getBeginLoc() : loop_->getBody()->getBeginLoc(),
+                                   "calls nested more than 16 deep, or more than 4096 of them, are not followed: "
+                                   "what they write is not checked");
+        cut_ = true;
+        continue;
+      }
       std::vector<const FunctionDecl*> inner = chain;
       inner.push_back(def);
       judge(c, caller, inner, site ? site : c.at);
@@ -501,6 +516,7 @@ class CalleeWrites {
   Reporter& report_;
   std::set<std::string>& reported_;
   int followed_ = 0;
+  bool cut_ = false;
 };
 
 }  // namespace

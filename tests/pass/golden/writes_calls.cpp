@@ -85,6 +85,19 @@ double smooth(const double* sh_a, long i) {
   add(sh_a[i + 1]);
   return acc;
 }
+struct Sum {
+  double s = 0;
+  void add_all(const double* a, long n) {
+    auto f = [this](double v) { s += v; };
+    for (long k = 0; k < n; ++k) f(a[k]);
+  }
+};
+void clamp_row(double* sh_row, long n) {
+  auto clamp = [](double& x) {
+    if (x < 0) x = 0;
+  };
+  for (long j = 0; j < n; ++j) clamp(sh_row[j]);
+}
 struct Point {
   double x = 0, y = 0;
   Point(double a, double b) : x(a) { y = b; }
@@ -108,7 +121,10 @@ void allowed(double* sh_a, double* sh_b, const std::vector<double>& v, long n) {
       hits += 1;
       return y;
     };
-    Point p(x, 1.0);
+    Sum total_of_row;
+    total_of_row.add_all(sh_a + i, 1);
+    clamp_row(sh_b + i, 1);
+    Point p(x + total_of_row.s, 1.0);
     p.shift(smooth(sh_a, i));
     double local[4] = {};
     set(local[0], p.x);
