@@ -144,6 +144,12 @@ class WriteScan : public RecursiveASTVisitor<WriteScan> {
     calls.push_back({c->getConstructor(), c, {c->getArgs(), c->getArgs() + c->getNumArgs()}});
     return true;
   }
+  // A default member initializer runs where the object is made (its expression is not a child
+  // the visitor walks into).
+  bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr* e) {
+    TraverseStmt(e->getExpr());
+    return true;
+  }
   // A variable of the body with a destructor of its own runs it at the end of each iteration.
   bool VisitVarDecl(VarDecl* v) {
     if (const CXXRecordDecl* rd = v->getType()->getAsCXXRecordDecl(); rd && rd->hasDefinition() && !v->hasGlobalStorage())
