@@ -590,7 +590,17 @@ void on_fault(void* addr, bool is_write) {
   auto& c = stats::counters();
   (is_write ? c.write_faults : c.read_faults).fetch_add(1, std::memory_order_relaxed);
   stats::Timer timer(c.protocol_ns);
-  if (!s.pages[page].valid) make_valid({page});
+  if (!s.pages[page].valid) {
+    // A fault on the page right after the run the last fetching fault brought is a walk
+    // through memory others wrote (a result gathered after a loop): fetch ahead, in runs
+    // that double up to max_fetch_ahead pages, one request per writer instead of one per
+    // page. Pages already valid are left out; any other fault fetches its page alone.
+    s.fetch_window = page == s.next_fetch ? std::min(2 * s.fetch_window, max_fetch_ahead) : 1;
+    s.next_fetch = std::min(page + s.fetch_window, s.heap_pages.load());
+    std::vector<std::uint32_t> run;
+    for (std::uint32_t p = page; p < s.next_fetch; ++p) run.push_back(p);
+    make_valid(std::move(run));
+  }
   if (is_write) open_for_write(std::span(&page, 1), false);
 }
 

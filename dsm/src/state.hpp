@@ -154,6 +154,9 @@ struct RecentMedian {
 // came to 0.9 ms, which priced every move out for good. Only fetches of at least this
 // many pages are sampled.
 constexpr std::size_t bulk_fetch_pages = 64;
+// Largest run a fault fetches ahead on a sequential read (below bulk_fetch_pages: the
+// balancer's page cost is sampled from its own bulk fetches).
+constexpr std::uint32_t max_fetch_ahead = 32;
 
 struct State {
   int me = 0;
@@ -186,6 +189,8 @@ struct State {
   std::size_t diff_bytes = 0;
   std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
   std::uint64_t epoch = 0;                 // barriers completed
+  std::uint32_t next_fetch = ~0u;   // the page after the last run a fault fetched (app thread)
+  std::uint32_t fetch_window = 1;   // pages that run had
   bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
 
   // Replies for the application thread (diff replies, lock grants, barrier departures).

@@ -355,6 +355,35 @@ void shared_edge(int phases) {
   expect(fetches <= phases / 8, "fetches for the shared edges", me, fetches, phases / 8);
 }
 
+// A result gathered after a loop: the last rank writes a word of each of 512 pages, and rank
+// 0 then reads them in order (fetched ahead, in runs, far fewer requests than pages), then
+// in a scattered order (one request per page at most, all values right), then writes them
+// in order (the fetches run ahead of the write faults too).
+void fetch_ahead() {
+  const long pages = 512, words = 4096 / 8;
+  const int me = dsm::rank(), writer = dsm::nprocs() - 1;
+  auto* sh = dsm::alloc<std::uint64_t>(pages * words);
+  const auto fetches = [] { return long(dsm::stats::counters().fetch_requests.load()); };
+  for (int round = 1; round <= 3; ++round) {
+    if (me == writer)
+      for (long p = 0; p < pages; ++p) sh[p * words + round] = std::uint64_t(round) << 32 | std::uint64_t(p);
+    dsm::barrier();
+    if (me == 0) {
+      const long before = fetches();
+      for (long k = 0; k < pages; ++k) {
+        const long p = round == 2 ? (k * 197) % pages : k;  // 197 is prime to 512: every page once
+        const std::uint64_t want = std::uint64_t(round) << 32 | std::uint64_t(p);
+        if (round == 3) sh[p * words] = want;
+        expect(sh[p * words + round] == want, "fetch ahead", p, long(sh[p * words + round]), long(want));
+      }
+      const long made = fetches() - before;
+      if (round == 2) expect(made <= pages, "requests for a scattered read", me, made, pages);
+      else expect(made <= pages / 8, "requests for a read in order", me, made, pages / 8);
+    }
+    dsm::barrier();
+  }
+}
+
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
 // each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
 // longer than a kept page waits, close them); every rank increments a counter in page 0
@@ -498,6 +527,8 @@ int main(int argc, char** argv) {
     handoff();
   } else if (mode == "kept") {
     kept(120);
+  } else if (mode == "fetch_ahead") {
+    fetch_ahead();
   } else if (mode == "shared_edge") {
     shared_edge(120);
   } else if (mode == "quiet_holds") {
