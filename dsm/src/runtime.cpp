@@ -8,10 +8,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include <sched.h>
 
+#include "cpus.hpp"
 #include "fault.hpp"
 #include "heap.hpp"
 #include "runtime_hooks.hpp"
@@ -129,10 +129,7 @@ void open_board(const net::JobEnv& env) {
 int host_cpus() {
   if (std::getenv("DSM_HOST_CPUS")) return int(env_int("DSM_HOST_CPUS", 1, 1, CPU_SETSIZE));
   if (std::getenv("SLURM_CPUS_ON_NODE")) return int(env_int("SLURM_CPUS_ON_NODE", 1, 1, CPU_SETSIZE));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return int(std::max(1u, std::thread::hardware_concurrency()));
+  return int(sys::allowed_cpus().size());
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "board.hpp"
 #include "model.hpp"
 #include "bootstrap.hpp"
+#include "cpus.hpp"
 #include "slurm.hpp"
 #include "transport.hpp"
 
@@ -116,19 +117,6 @@ bool is_local_host(const std::string& h) {
   return h == "localhost" || h.rfind("127.", 0) == 0 || h == name;
 }
 
-// The CPUs dsmrun may run on, which a cpuset (Slurm, a container) or taskset can restrict:
-// --bind spreads the ranks over these, not over the whole machine's.
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  for (long c = 0; cpus.empty() && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) cpus.push_back(static_cast<int>(c));
-  return cpus;
-}
-
 std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> words;
@@ -181,7 +169,8 @@ class Job {
 
   Options opt_;
   std::string token_;
-  std::vector<int> cpus_ = allowed_cpus();  // where --bind puts the ranks, in turn
+  // The CPUs dsmrun may use: --bind spreads the ranks over these, in turn, not over the machine's.
+  std::vector<int> cpus_ = dsm::sys::allowed_cpus();
   std::vector<Rank> ranks_;
   int listen_fd_ = -1;
   std::string rendezvous_;

@@ -455,6 +455,18 @@ std::string message(const Target& t, const std::string& via) {
   }
 }
 
+// Calls `offence(write, target)` for each write of `writes` that only an sh_ array could take
+// (output aside), once per target name over `reported`.
+template <class Offence>
+void each_offence(const std::vector<Write>& writes, const Resolver& where, std::set<std::string>& reported,
+                  Offence&& offence) {
+  for (const Write& w : writes) {
+    if (output_stream(w.target, w.through)) continue;
+    const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
+    if (!fine(t) && reported.insert(t.name).second) offence(w, t);
+  }
+}
+
 // The functions a loop calls, and those they call, whose bodies this translation unit has
 // (library code in system headers is not followed): what they write is the loop's, judged
 // with their parameters and object bound to what each call passes.
@@ -505,14 +517,11 @@ class CalleeWrites {
     if (const auto* ctor = dyn_cast<CXXConstructorDecl>(fn))
       for (const CXXCtorInitializer* init : ctor->inits()) scan.TraverseStmt(init->getInit());
     const Resolver where(loop_, var_, scan.writes, ctx_, &caller, &call, chain);
-    for (const Write& w : scan.writes) {
-      if (output_stream(w.target, w.through)) continue;
-      const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
-      if (fine(t) || !reported_.insert(t.name).second) continue;
+    each_offence(scan.writes, where, reported_, [&](const Write& w, const Target& t) {
       const unsigned line = ctx_.getSourceManager().getExpansionLineNumber(w.target->getBeginLoc());
       const SourceLocation at = site ? site->getBeginLoc() : loop_->getBody()->getBeginLoc();
       report_.error(at, message(t, " in " + name(fn) + " (line " + std::to_string(line) + ")"));
-    }
+    });
     follow(scan.calls, where, chain, site);
   }
 
@@ -532,11 +541,8 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
   scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
-  for (const Write& w : scan.writes) {
-    if (output_stream(w.target, w.through)) continue;
-    const Target t = w.through ? where.pointee(w.target) : where.storage(w.target);
-    if (!fine(t) && reported.insert(t.name).second) report.error(w.target->getBeginLoc(), message(t, ""));
-  }
+  each_offence(scan.writes, where, reported,
+               [&](const Write& w, const Target& t) { report.error(w.target->getBeginLoc(), message(t, "")); });
   CalleeWrites(loop, var, ctx, report, reported).follow(scan.calls, where, {}, nullptr);
 }
 
