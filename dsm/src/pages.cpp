@@ -707,6 +707,7 @@ std::vector<std::byte> wait_inbox() {
   // A polling rank raises its waiting flag (lazy messages that came while it was busy are
   // found by its first poll below); one that never polls keeps it raised (dsm::init).
   const bool lazy = polling;
+  bool slept = false;
   if (polling) {
     s.net->set_polling(true);
     s.net->set_waiting(true);
@@ -734,6 +735,8 @@ std::vector<std::byte> wait_inbox() {
       s.net->poll();
       continue;
     }
+    if (!slept) stats::counters().sleeps.fetch_add(1, std::memory_order_relaxed);
+    slept = true;
     s.arrived.wait_until(seen + 1);
   }
 }

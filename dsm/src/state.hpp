@@ -207,8 +207,14 @@ struct State {
   std::size_t gc_bound = 256u << 20;
   bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
-  std::uint64_t poll_ns = 300'000;  // how long a waiting application thread polls (DSM_POLL_US)
-  std::uint64_t configured_poll_ns = 300'000;  // poll_ns while no other program shares the core
+  // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes
+  // its service thread and then it, ~50-80 us a hop on an idle vCPU here, and barrier waits
+  // of 0.3-2 ms are common (the phases' times jitter between cores): at 2 ms, Jacobi's 6000
+  // barrier waits (1500 iterations, 2 ranks) sleep ~15 times instead of ~400 at 300 us.
+  // OpenMP runtimes spin for a while too, Open MPI for ever. Only on a core no other program
+  // shares (set_core_shared).
+  std::uint64_t poll_ns = 2'000'000;
+  std::uint64_t configured_poll_ns = 2'000'000;  // poll_ns while no other program shares the core
 };
 
 State& state();
