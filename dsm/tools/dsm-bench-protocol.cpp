@@ -76,18 +76,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::size_t page = 4096;
-  auto* sh = dsm::alloc<std::uint64_t>(reps * page / 8);
+  // Every other page: a fault on the page right after a fetched one would fetch ahead.
+  constexpr int stride = 2;
+  auto* sh = dsm::alloc<std::uint64_t>(stride * reps * page / 8);
 
-  // Rank 1 writes every page (twins, then diffs of the whole page); rank 0 reads each once.
+  // Rank 1 writes every page read (twins, then diffs of the whole page); rank 0 reads each once.
   if (me == 1)
     for (int p = 0; p < reps; ++p)
-      for (std::size_t w = 0; w < page / 8; ++w) sh[p * page / 8 + w] = p * 1000 + w;
+      for (std::size_t w = 0; w < page / 8; ++w) sh[stride * p * page / 8 + w] = p * 1000 + w;
   dsm::barrier();
   std::vector<double> fault;
   if (me == 0)
     for (int p = 0; p < reps; ++p) {
       double t0 = dsm::wtime();
-      volatile std::uint64_t v = sh[p * page / 8];
+      volatile std::uint64_t v = sh[stride * p * page / 8];
       fault.push_back(dsm::wtime() - t0);
       if (v != std::uint64_t(p) * 1000) std::fprintf(stderr, "wrong value read\n");
     }
