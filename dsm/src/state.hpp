@@ -213,8 +213,9 @@ struct State {
   // barrier waits (1500 iterations, 2 ranks) sleep ~15 times instead of ~400 at 300 us.
   // OpenMP runtimes spin for a while too, Open MPI for ever. Only on a core no other program
   // shares (set_core_shared).
-  std::uint64_t poll_ns = 2'000'000;
-  std::uint64_t configured_poll_ns = 2'000'000;  // poll_ns while no other program shares the core
+  static constexpr std::uint64_t default_poll_ns = 2'000'000;
+  std::uint64_t poll_ns = default_poll_ns;
+  std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program shares the core
 };
 
 State& state();

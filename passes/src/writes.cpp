@@ -486,8 +486,9 @@ class CalleeWrites {
       if (std::find(chain.begin(), chain.end(), def) != chain.end()) continue;
       if (chain.size() >= max_depth || ++followed_ > max_followed) {
         if (!cut_) report_.warning(site ? site->getBeginLoc() : loop_->getBody()->getBeginLoc(),
-                                   "calls nested more than 16 deep, or more than 4096 of them, are not followed: "
-                                   "what they write is not checked");
+                                   "calls nested more than " + std::to_string(max_depth) + " deep, or more than " +
+                                       std::to_string(max_followed) +
+                                       " of them, are not followed: what they write is not checked");
         cut_ = true;
         continue;
       }
