@@ -10,8 +10,6 @@
 #include "runtime_hooks.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,117 +94,6 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
-// CPU seconds of the job's other ranks on this host that run on `cpu` (bound to this rank's
-// core when there are more ranks than cores), from /proc/<pid>/stat, and how many they are.
-struct Peers {
-  double seconds = 0;
-  int count = 0;
-};
-Peers peers_on(int cpu, double hz) {
-  Peers out;
-  for (const int pid : detail::host_peer_pids()) {
-    char path[48], line[1024];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    std::FILE* f = std::fopen(path, "re");
-    if (!f) continue;  // gone: its time no longer matters
-    const bool read = std::fgets(line, sizeof line, f) != nullptr;
-    std::fclose(f);
-    const char* rest = read ? std::strrchr(line, ')') : nullptr;  // the name may hold spaces
-    if (!rest) continue;
-    // Fields from the third (state) on: utime and stime are the 14th and 15th, the CPU it
-    // last ran on the 39th.
-    std::vector<unsigned long long> field;
-    for (const char* p = rest + 1; *p && field.size() < 37;) {
-      while (*p == ' ') ++p;
-      char* end = nullptr;
-      field.push_back(std::strtoull(p, &end, 10));
-      while (*end && *end != ' ') ++end;
-      p = end;
-    }
-    if (field.size() < 37 || static_cast<int>(field[36]) != cpu) continue;
-    out.seconds += static_cast<double>(field[11] + field[12]) / hz;
-    ++out.count;
-  }
-  return out;
-}
-
-// How much of its core this rank could keep if it wanted all of it, against the share of the
-// core other programs took while the job left it, from the per-core times of
-// /proc/stat. A rank given little work gets its core at once after each barrier (Linux
-// favours a thread that slept), so its own waiting shows no load; the core's occupancy does.
-// The job's other ranks on the same core (more ranks than cores) are not other programs:
-// they wait for each other at every barrier, and the balancer weighs them by their CPU time.
-// Measured over 0.1 s at least (/proc/stat counts in 10 ms units), and only for a rank bound
-// to one core (dsmrun --bind); none before the first 0.1 s, none for a rank not bound.
-class CoreShare {
- public:
-  std::optional<double> update() {
-    const double now = wtime();
-    if (since_.wall >= 0 && now - since_.wall < 0.1) return share_;
-    const Sample s = sample(now);
-    if (s.cpu >= 0 && s.cpu == since_.cpu) {
-      const double wall = s.wall - since_.wall, job = s.job - since_.job;
-      const double others = std::max(0.0, s.busy - since_.busy - job), spare = wall - job;
-      // Below 15 % of the core, others are system daemons; below a tick for each counter
-      // read (the core's, this process's and each peer's), they are the counters' rounding.
-      const double noise = std::max(0.15 * wall, (2.0 + s.peers) / s.hz);
-      // The others' demand in cores (1: a thread always runnable) against the job's threads
-      // on this core, which the kernel serves alike.
-      const double demand = std::min(1.0, others / std::max(spare, others)), threads = 1.0 + s.peers;
-      share_ = others < noise ? 1.0 : threads / (threads + demand);
-    }
-    since_ = s;
-    return share_;
-  }
-  // Whether other ranks of the job run on this core (at the last sample).
-  bool with_peers() const { return since_.peers > 0; }
-
- private:
-  struct Sample {
-    int cpu = -1;
-    double wall = -1, job = 0, busy = 0, hz = 100;
-    int peers = 0;
-  };
-  static bool bound() {
-    static const bool one = [] {
-      cpu_set_t set;
-      return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
-    }();
-    return one;
-  }
-  static Sample sample(double now) {
-    Sample s;
-    s.wall = now;
-    if (!bound()) return s;
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    const double hz = s.hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-    const int cpu = sched_getcpu();
-    const Peers peers = peers_on(cpu, hz);
-    s.job = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6 + peers.seconds;
-    s.peers = peers.count;
-    std::FILE* f = std::fopen("/proc/stat", "re");
-    if (!f) return s;
-    char line[512];
-    const std::string tag = "cpu" + std::to_string(cpu) + " ";
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::strncmp(line, tag.c_str(), tag.size()) != 0) continue;
-      unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
-      if (std::sscanf(line + tag.size(), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                      &v[5], &v[6], &v[7]) >= 7) {
-        s.busy = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
-        s.cpu = cpu;
-      }
-      break;
-    }
-    std::fclose(f);
-    return s;
-  }
-  Sample since_;
-  std::optional<double> share_;
-};
-
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
 // the written sections, and the same first row at the loop's start, a row being what one
 // iteration advances (the element index over |coef|, the least over the written arrays).
@@ -229,7 +116,6 @@ struct Glue {
   std::uint64_t harvested_barrier = 0;
   double page_seconds = 0;  // the median page cost the ranks published last
   SchedTimes last_sched;    // of the application thread, at the end of its last loop
-  CoreShare core_share;
   // Whether to read the time spent waiting for the core (a read of schedstat, ~2 us a time
   // in a VM, three times per loop): not while the core share says nobody else runs there.
   bool read_waiting = true;
@@ -614,18 +500,19 @@ void Plan::publish() {
   // beyond CPU and core). The share is the smaller of what its thread got since its last loop
   // (CPU over CPU plus waiting for the core), which a rank that sleeps at barriers
   // overstates, and, for a rank bound to one core, what it could keep against the others on
-  // that core (CoreShare). The share is what the rank gets on average; the other program
-  // keeps the core for a time slice at a time (a 4 ms tick at HZ=250), so ranges that must
-  // end by a barrier a few milliseconds away count on the headroom's part of it, and ranges
-  // that take `long_execution` or more at that share count on all of it.
+  // that core (detail::watch_core). The share is what the rank gets on average; the other
+  // program keeps the core for a time slice at a time (a 4 ms tick at HZ=250), so ranges
+  // that must end by a barrier a few milliseconds away count on the headroom's part of it,
+  // and ranges that take `long_execution` or more at that share count on all of it.
   const SchedTimes sched = sched_times(g.read_waiting);
   const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
-  const std::optional<double> core = g.core_share.update();
+  const detail::CoreShare reading = detail::watch_core();
+  const std::optional<double> core = reading.share;
   const bool shared = core && *core < 1.0;
   // Ranks of the job that share the core take turns with this one: what its thread got
   // says nothing about other programs then, only the core's occupancy does.
-  const bool peers = g.core_share.with_peers();
+  const bool peers = reading.with_peers;
   double share = std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05);
   if (shared) {
     constexpr double long_execution = 10e-3;
@@ -634,7 +521,6 @@ void Plan::publish() {
     share *= headroom + (1 - headroom) * std::min(1.0, needs / long_execution);
   }
   g.read_waiting = !core || shared || peers;
-  detail::set_core_shared(shared);
   g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)

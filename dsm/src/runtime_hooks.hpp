@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -37,6 +38,17 @@ double page_transfer_seconds();
 // (the other program runs meanwhile, and the woken rank gets the core back first), and polls
 // for DSM_POLL_US again once the core is its own.
 void set_core_shared(bool shared);
+
+// The share of its core this rank could keep against other programs (1: none runs there;
+// 0.5: one always runnable), measured over 0.1 s at least from /proc and kept between
+// calls; none for a rank not bound to one core (dsmrun --bind) or before the first 0.1 s.
+// A share below 1 sets the core shared (set_core_shared), 1 sets it free. `with_peers`:
+// other ranks of the job run on this core (more ranks than cores). Called at every barrier.
+struct CoreShare {
+  std::optional<double> share;
+  bool with_peers = false;
+};
+CoreShare watch_core();
 
 // Process ids of the job's other ranks on this host that have started (from the host's
 // statistics board; none without one).

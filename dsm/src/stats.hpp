@@ -9,12 +9,13 @@
 namespace dsm::stats {
 
 // X-macro so that the counter list, the JSON names and the reset stay one list. `sleeps`:
-// waits for a message that outlasted the poll budget (DSM_POLL_US) and slept.
+// waits for a message that outlasted the poll budget (DSM_POLL_US) and slept;
+// `shared_core_waits`: waits that slept at once, another program sharing the rank's core.
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent) X(pages_fetched)    \
   X(fetch_requests) X(lock_acquires) X(barriers) X(gcs) X(protocol_bytes_peak)     \
-  X(pages_pushed) X(sleeps)
+  X(pages_pushed) X(sleeps) X(shared_core_waits)
 #define DSM_TIMERS(X) X(protocol) X(comm_wait) X(lock_wait) X(barrier_wait)
 
 struct Counters {

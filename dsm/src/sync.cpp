@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "heap.hpp"
+#include "runtime_hooks.hpp"
 #include "stats.hpp"
 #include "state.hpp"
 
@@ -192,6 +193,9 @@ void barrier_with(std::uint64_t call, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
   mem::populate_heap();
+  // Whether to poll at this barrier and the waits up to the next: programs that never call
+  // redistribute() (hand-parallelized ones) share a core with other users' programs too.
+  if (!collecting) detail::watch_core();
   // The barrier inside garbage collection follows the previous barrier with no application
   // code between them: nothing was written, and an interval announcing the held pages would
   // outlive the log it is dropped from.
