@@ -15,13 +15,15 @@
 
 #include <dsm/dsm.hpp>
 
+#include "cpus.hpp"
 #include "runtime_hooks.hpp"
 
 namespace dsm::detail {
 namespace {
 
-// CPU seconds of the job's other ranks on this host that run on `cpu` (bound to this rank's
-// core when there are more ranks than cores), from /proc/<pid>/stat, and how many they are.
+// CPU seconds of the job's other ranks on this host, and how many they are: those that ran
+// last on `cpu` (bound to this rank's core when there are more ranks than cores), or all of
+// them (cpu < 0), from /proc/<pid>/stat.
 struct Peers {
   double seconds = 0;
   int count = 0;
@@ -47,88 +49,120 @@ Peers peers_on(int cpu, double hz) {
       while (*end && *end != ' ') ++end;
       p = end;
     }
-    if (field.size() < 37 || static_cast<int>(field[36]) != cpu) continue;
+    if (field.size() < 37 || (cpu >= 0 && static_cast<int>(field[36]) != cpu)) continue;
     out.seconds += static_cast<double>(field[11] + field[12]) / hz;
     ++out.count;
   }
   return out;
 }
 
-// How much of its core this rank could keep if it wanted all of it, against the share of the
-// core other programs took while the job left it, from the per-core times of
-// /proc/stat. A rank given little work gets its core at once after each barrier (Linux
-// favours a thread that slept), so its own waiting shows no load; the core's occupancy does.
-// The job's other ranks on the same core (more ranks than cores) are not other programs:
-// they wait for each other at every barrier, and the balancer weighs them by their CPU time.
-// Measured over 0.1 s at least (/proc/stat counts in 10 ms units), and only for a rank bound
-// to one core (dsmrun --bind); none before the first 0.1 s, none for a rank not bound.
+// Busy seconds (all but idle and iowait) of the CPUs in `cpus` (sorted), from /proc/stat;
+// none unless every one of them is listed there.
+std::optional<double> busy_seconds(const std::vector<int>& cpus, double hz) {
+  std::FILE* f = std::fopen("/proc/stat", "re");
+  if (!f) return std::nullopt;
+  double busy = 0;
+  std::size_t found = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    int cpu = -1, used = 0;
+    unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+    if (std::sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu%n", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
+                    &v[5], &v[6], &v[7], &used) < 8 ||
+        !std::binary_search(cpus.begin(), cpus.end(), cpu))
+      continue;
+    busy += static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+    ++found;
+  }
+  std::fclose(f);
+  if (found != cpus.size()) return std::nullopt;
+  return busy;
+}
+
+// Whether other programs take CPU time this rank's job needs, from the per-CPU times of
+// /proc/stat against the job's own CPU time on this host, over 0.1 s at least (/proc/stat
+// counts in 10 ms units); nothing is known before the first 0.1 s.
+//
+// A rank bound to one core (dsmrun --bind) gets a share: how much of its core it could keep
+// if it wanted all of it, against the share of the core other programs took while the job
+// left it. A rank given little work gets its core at once after each barrier (Linux favours
+// a thread that slept), so its own waiting shows no load; the core's occupancy does. The
+// job's other ranks on the same core (more ranks than cores) are not other programs: they
+// wait for each other at every barrier, and the balancer weighs them by their CPU time.
+//
+// Ranks not bound move between the CPUs they may use, and no core is theirs: they are
+// crowded when their application threads and the others' demand (in CPUs) exceed those
+// CPUs, and then each one's polling takes CPU time that another rank's work needs.
 class CoreMeter {
  public:
-  std::optional<double> update() {
+  struct Reading {
+    std::optional<double> share;  // bound ranks
+    bool crowded = false;
+    bool with_peers = false;  // bound ranks: other ranks of the job run on this core
+    bool known = false;       // measured at all
+  };
+  Reading update() {
     const double now = wtime();
-    if (since_.wall >= 0 && now - since_.wall < 0.1) return share_;
+    // Long enough, for ranks not bound, that the counters' rounding (a tick for each one
+    // read: each CPU's, this process's and each peer's) stays below 15 % of one CPU.
+    const double window = since_.bound() ? 0.1 : std::max(0.1, rounding(since_) / 0.15);
+    if (since_.wall >= 0 && now - since_.wall < window) return reading_;
     const Sample s = sample(now);
-    if (s.cpu >= 0 && s.cpu == since_.cpu) {
-      const double wall = s.wall - since_.wall, job = s.job - since_.job;
-      const double others = std::max(0.0, s.busy - since_.busy - job), spare = wall - job;
-      // Below 15 % of the core, others are system daemons; below a tick for each counter
-      // read (the core's, this process's and each peer's), they are the counters' rounding.
-      const double noise = std::max(0.15 * wall, (2.0 + s.peers) / s.hz);
-      // The others' demand in cores (1: a thread always runnable) against the job's threads
-      // on this core, which the kernel serves alike.
-      const double demand = std::min(1.0, others / std::max(spare, others)), threads = 1.0 + s.peers;
-      share_ = others < noise ? 1.0 : threads / (threads + demand);
+    if (s.valid && since_.valid && s.cpu == since_.cpu) {
+      const double wall = s.wall - since_.wall, job = s.job - since_.job, cpus = s.bound() ? 1.0 : double(cpus_.size());
+      const double others = std::max(0.0, s.busy - since_.busy - job), spare = cpus * wall - job;
+      // Below 15 % of a CPU, others are system daemons; below the rounding, nothing.
+      const double noise = std::max(0.15 * wall, rounding(s));
+      const double threads = 1.0 + s.peers;
+      if (s.bound()) {
+        // The others' demand in cores (1: a thread always runnable) against the job's
+        // threads on this core, which the kernel serves alike.
+        const double demand = std::min(1.0, others / std::max(spare, others));
+        reading_.share = others < noise ? 1.0 : threads / (threads + demand);
+        reading_.crowded = *reading_.share < 1.0;
+      } else {
+        // What the others used is at least their demand (at most, while ranks polled); a
+        // program on a CPU no rank needs crowds nobody.
+        reading_.crowded = others >= noise && threads + others / wall > cpus + 0.15;
+      }
+      reading_.with_peers = s.bound() && s.peers > 0;
+      reading_.known = true;
     }
     since_ = s;
-    return share_;
+    return reading_;
   }
-  // Whether other ranks of the job run on this core (at the last sample).
-  bool with_peers() const { return since_.peers > 0; }
 
  private:
   struct Sample {
-    int cpu = -1;
+    int cpu = -1;  // the core of a bound rank, -1 for one not bound
     double wall = -1, job = 0, busy = 0, hz = 100;
     int peers = 0;
+    bool valid = false;
+    bool bound() const { return cpu >= 0; }
   };
-  static bool bound() {
-    static const bool one = [] {
-      cpu_set_t set;
-      return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
-    }();
-    return one;
+  double rounding(const Sample& s) const {
+    return ((s.bound() ? 1.0 : double(cpus_.size())) + 1.0 + s.peers) / s.hz;
   }
-  static Sample sample(double now) {
+  Sample sample(double now) const {
     Sample s;
     s.wall = now;
-    if (!bound()) return s;
+    if (cpus_.empty()) return s;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     const double hz = s.hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-    const int cpu = sched_getcpu();
-    const Peers peers = peers_on(cpu, hz);
+    if (cpus_.size() == 1) s.cpu = sched_getcpu();
+    const Peers peers = peers_on(s.cpu, hz);
     s.job = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
             static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6 + peers.seconds;
     s.peers = peers.count;
-    std::FILE* f = std::fopen("/proc/stat", "re");
-    if (!f) return s;
-    char line[512];
-    const std::string tag = "cpu" + std::to_string(cpu) + " ";
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::strncmp(line, tag.c_str(), tag.size()) != 0) continue;
-      unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
-      if (std::sscanf(line + tag.size(), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                      &v[5], &v[6], &v[7]) >= 7) {
-        s.busy = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
-        s.cpu = cpu;
-      }
-      break;
-    }
-    std::fclose(f);
+    const std::optional<double> busy = busy_seconds(s.bound() ? std::vector<int>{s.cpu} : cpus_, hz);
+    s.busy = busy.value_or(0);
+    s.valid = busy.has_value();
     return s;
   }
+  const std::vector<int> cpus_ = sys::allowed_cpus();
   Sample since_;
-  std::optional<double> share_;
+  Reading reading_;
 };
 
 }  // namespace
@@ -136,9 +170,9 @@ class CoreMeter {
 CoreShare watch_core() {
   // The application thread's alone: barriers and the balancer's figures call it.
   static CoreMeter meter;
-  const std::optional<double> share = meter.update();
-  if (share) set_core_shared(*share < 1.0);
-  return {share, meter.with_peers()};
+  const CoreMeter::Reading r = meter.update();
+  if (r.known) set_core_shared(r.crowded);
+  return {r.share, r.with_peers};
 }
 
 }  // namespace dsm::detail
