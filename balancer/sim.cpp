@@ -103,8 +103,8 @@ SimResult simulate(const SimConfig& c, Policy policy) {
         figs[r].cpu.push_back(cpu);
         rank_time += wall;
       }
-      // Exact, where the runtime's CoreShare needs another program's use of the core above a
-      // noise floor over 0.1 s windows.
+      // Exact, where the runtime's measurement (detail::watch_core) needs another program's
+      // use of the core above a noise floor over 0.1 s windows.
       figs[r].core_shared = share[r] < 1;
       slowest = std::max(slowest, rank_time);
     }

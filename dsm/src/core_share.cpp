@@ -21,16 +21,18 @@
 namespace dsm::detail {
 namespace {
 
-// CPU seconds of the job's other ranks on this host, and how many they are: those that ran
-// last on `cpu` (bound to this rank's core when there are more ranks than cores), or all of
-// them (cpu < 0), from /proc/<pid>/stat.
+// CPU seconds of the job's other ranks on this host that ran last on one of `cpus` (sorted),
+// from /proc/<pid>/stat, and how many they are; none without the host's statistics board,
+// which lists them.
 struct Peers {
   double seconds = 0;
   int count = 0;
 };
-Peers peers_on(int cpu, double hz) {
+std::optional<Peers> peers_on(const std::vector<int>& cpus, double hz) {
+  const std::optional<std::vector<int>> pids = host_peer_pids();
+  if (!pids) return std::nullopt;
   Peers out;
-  for (const int pid : host_peer_pids()) {
+  for (const int pid : *pids) {
     char path[48], line[1024];
     std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
     std::FILE* f = std::fopen(path, "re");
@@ -49,15 +51,17 @@ Peers peers_on(int cpu, double hz) {
       while (*end && *end != ' ') ++end;
       p = end;
     }
-    if (field.size() < 37 || (cpu >= 0 && static_cast<int>(field[36]) != cpu)) continue;
+    if (field.size() < 37 || !std::binary_search(cpus.begin(), cpus.end(), static_cast<int>(field[36]))) continue;
     out.seconds += static_cast<double>(field[11] + field[12]) / hz;
     ++out.count;
   }
   return out;
 }
 
-// Busy seconds (all but idle and iowait) of the CPUs in `cpus` (sorted), from /proc/stat;
-// none unless every one of them is listed there.
+// Seconds the CPUs in `cpus` (sorted) ran programs (user, nice and system time), from
+// /proc/stat; none unless every one of them is listed there. Not steal time (the
+// hypervisor's: a rank that sleeps gets none of it back) nor interrupts (mostly the job's
+// own messages).
 std::optional<double> busy_seconds(const std::vector<int>& cpus, double hz) {
   std::FILE* f = std::fopen("/proc/stat", "re");
   if (!f) return std::nullopt;
@@ -65,13 +69,15 @@ std::optional<double> busy_seconds(const std::vector<int>& cpus, double hz) {
   std::size_t found = 0;
   char line[512];
   while (std::fgets(line, sizeof line, f)) {
-    int cpu = -1, used = 0;
-    unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
-    if (std::sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu%n", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
-                    &v[5], &v[6], &v[7], &used) < 8 ||
-        !std::binary_search(cpus.begin(), cpus.end(), cpu))
+    // "cpuN user nice system ...", N a digit right after "cpu" (not the "cpu " total line).
+    if (std::strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9') continue;
+    char* end = nullptr;
+    const long cpu = std::strtol(line + 3, &end, 10);
+    unsigned long long user = 0, nice = 0, system = 0;
+    if (std::sscanf(end, "%llu %llu %llu", &user, &nice, &system) != 3 ||
+        !std::binary_search(cpus.begin(), cpus.end(), static_cast<int>(cpu)))
       continue;
-    busy += static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+    busy += static_cast<double>(user + nice + system) / hz;
     ++found;
   }
   std::fclose(f);
@@ -121,8 +127,8 @@ class CoreMeter {
         reading_.share = others < noise ? 1.0 : threads / (threads + demand);
         reading_.crowded = *reading_.share < 1.0;
       } else {
-        // What the others used is at least their demand (at most, while ranks polled); a
-        // program on a CPU no rank needs crowds nobody.
+        // What the others used is their demand while the ranks sleep, less while they poll;
+        // a program on a CPU no rank needs crowds nobody.
         reading_.crowded = others >= noise && threads + others / wall > cpus + 0.15;
       }
       reading_.with_peers = s.bound() && s.peers > 0;
@@ -151,11 +157,15 @@ class CoreMeter {
     getrusage(RUSAGE_SELF, &ru);
     const double hz = s.hz = static_cast<double>(sysconf(_SC_CLK_TCK));
     if (cpus_.size() == 1) s.cpu = sched_getcpu();
-    const Peers peers = peers_on(s.cpu, hz);
+    const std::vector<int> cpus = s.bound() ? std::vector<int>{s.cpu} : cpus_;
+    // Without the board a bound rank counts peers on its core as other programs, as the
+    // balancer then does; ranks not bound would count all of them, so they know nothing.
+    const std::optional<Peers> peers = peers_on(cpus, hz);
+    if (!peers && !s.bound()) return s;
     s.job = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6 + peers.seconds;
-    s.peers = peers.count;
-    const std::optional<double> busy = busy_seconds(s.bound() ? std::vector<int>{s.cpu} : cpus_, hz);
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6 + peers.value_or(Peers{}).seconds;
+    s.peers = peers.value_or(Peers{}).count;
+    const std::optional<double> busy = busy_seconds(cpus, hz);
     s.busy = busy.value_or(0);
     s.valid = busy.has_value();
     return s;

@@ -704,7 +704,6 @@ std::vector<std::byte> wait_inbox() {
   auto& s = state();
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
-  if (!polling && s.configured_poll_ns > 0) stats::counters().shared_core_waits.fetch_add(1, std::memory_order_relaxed);
   // A polling rank raises its waiting flag (lazy messages that came while it was busy are
   // found by its first poll below); one that never polls keeps it raised (dsm::init).
   const bool lazy = polling;
@@ -736,7 +735,11 @@ std::vector<std::byte> wait_inbox() {
       s.net->poll();
       continue;
     }
-    if (!slept) stats::counters().sleeps.fetch_add(1, std::memory_order_relaxed);
+    if (!slept) {
+      stats::counters().sleeps.fetch_add(1, std::memory_order_relaxed);
+      if (!lazy && s.configured_poll_ns > 0)
+        stats::counters().shared_core_waits.fetch_add(1, std::memory_order_relaxed);
+    }
     slept = true;
     s.arrived.wait_until(seen + 1);
   }

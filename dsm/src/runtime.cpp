@@ -376,10 +376,10 @@ void set_core_shared(bool shared) {
   if (poll_ns == 0) s.net->poll();
 }
 
-std::vector<int> host_peer_pids() {
+std::optional<std::vector<int>> host_peer_pids() {
   auto& s = state();
+  if (!s.board) return std::nullopt;
   std::vector<int> out;
-  if (!s.board) return out;
   for (int r = 0; r < s.nprocs; ++r)
     if (const auto pid = s.board->slot(r).pid.load(std::memory_order_relaxed); r != s.me && pid != 0)
       out.push_back(static_cast<int>(pid));

@@ -33,16 +33,18 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes);
 // fetch large enough to measure it).
 double page_transfer_seconds();
 
-// Tells the runtime whether another program uses this rank's core. A rank that polls while
-// it waits spends its share of such a core, which its ranges need: it sleeps at once instead
-// (the other program runs meanwhile, and the woken rank gets the core back first), and polls
-// for DSM_POLL_US again once the core is its own.
+// Tells the runtime whether other programs take CPU time this rank needs (its core, or the
+// CPUs it moves between). A rank that polls while it waits spends its share of that time,
+// which its ranges need: it sleeps at once instead (the other program runs meanwhile, and
+// the woken rank gets the core back first), and polls for DSM_POLL_US again once the CPU
+// time is its own.
 void set_core_shared(bool shared);
 
-// The share of its core this rank could keep against other programs (1: none runs there;
-// 0.5: one always runnable), measured over 0.1 s at least from /proc and kept between
-// calls; none for a rank not bound to one core (dsmrun --bind) or before the first 0.1 s.
-// A share below 1 sets the core shared (set_core_shared), 1 sets it free. `with_peers`:
+// Measures, at most every 0.1 s (longer for ranks not bound, so that /proc's rounding stays
+// small), whether other programs take CPU time this rank needs, and sets it
+// (set_core_shared) once known. For a rank bound to one core (dsmrun --bind): the share of
+// that core it could keep against them (1: none runs there; 0.5: one always runnable), kept
+// between calls, none before the first reading; none for a rank not bound. `with_peers`:
 // other ranks of the job run on this core (more ranks than cores). Called at every barrier.
 struct CoreShare {
   std::optional<double> share;
@@ -50,9 +52,9 @@ struct CoreShare {
 };
 CoreShare watch_core();
 
-// Process ids of the job's other ranks on this host that have started (from the host's
-// statistics board; none without one).
-std::vector<int> host_peer_pids();
+// Process ids of the job's other ranks on this host that have started, from the host's
+// statistics board; none without one.
+std::optional<std::vector<int>> host_peer_pids();
 
 // Extent of the allocation holding addr: {start, bytes}; {nullptr, 0} outside the region.
 struct Extent {

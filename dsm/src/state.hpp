@@ -211,11 +211,11 @@ struct State {
   // its service thread and then it, ~50-80 us a hop on an idle vCPU here, and barrier waits
   // of 0.3-2 ms are common (the phases' times jitter between cores): at 2 ms, Jacobi's 6000
   // barrier waits (1500 iterations, 2 ranks) sleep ~15 times instead of ~400 at 300 us.
-  // OpenMP runtimes spin for a while too, Open MPI for ever. Only on a core no other program
-  // shares (set_core_shared).
+  // OpenMP runtimes spin for a while too, Open MPI for ever. Only while no other program
+  // takes CPU time the rank needs (set_core_shared).
   static constexpr std::uint64_t default_poll_ns = 2'000'000;
   std::uint64_t poll_ns = default_poll_ns;
-  std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program shares the core
+  std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program takes the rank's CPU time
 };
 
 State& state();

@@ -9,8 +9,9 @@
 namespace dsm::stats {
 
 // X-macro so that the counter list, the JSON names and the reset stay one list. `sleeps`:
-// waits for a message that outlasted the poll budget (DSM_POLL_US) and slept;
-// `shared_core_waits`: waits that slept at once, another program sharing the rank's core.
+// waits for a message that slept, after the poll budget (DSM_POLL_US) or at once;
+// `shared_core_waits`: those of them that slept at once because other programs took CPU time
+// the rank needed (set_core_shared).
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent) X(pages_fetched)    \

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs a DSM program on 2 ranks with the paper's artificial load on core 1.
-# Usage: run_loaded.sh DSMRUN DSM_LOAD [dsmrun options, e.g. --bind] PROGRAM [args...]
+# Runs a DSM program on 2 ranks with the paper's artificial load on core LOAD_CORE (1).
+# Usage: [LOAD_CORE=C] run_loaded.sh DSMRUN DSM_LOAD [dsmrun options, e.g. --bind] PROGRAM [args...]
 set -euo pipefail
 dsmrun=$1 load=$2
 shift 2
-"$load" --core 1 --seconds 120 &
+"$load" --core "${LOAD_CORE:-1}" --seconds 120 &
 load_pid=$!
 trap 'kill "$load_pid" 2>/dev/null || true' EXIT
 "$dsmrun" -n 2 --timeout 100 "$@"
