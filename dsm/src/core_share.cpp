@@ -1,6 +1,5 @@
-// Whether another program shares this rank's core, measured for the runtime (a waiting rank
-// polls only on a core of its own) and the balancer (a loaded rank's power).
-#include <fcntl.h>
+// Whether other programs take CPU time a rank needs, measured for the runtime (a waiting rank
+// polls only while they do not) and the balancer (a loaded rank's power).
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include <dsm/dsm.hpp>
@@ -115,7 +113,7 @@ class CoreMeter {
     if (since_.wall >= 0 && now - since_.wall < window) return reading_;
     const Sample s = sample(now);
     if (s.valid && since_.valid && s.cpu == since_.cpu) {
-      const double wall = s.wall - since_.wall, job = s.job - since_.job, cpus = s.bound() ? 1.0 : double(cpus_.size());
+      const double wall = s.wall - since_.wall, job = s.job - since_.job, cpus = measured_cpus(s);
       const double others = std::max(0.0, s.busy - since_.busy - job), spare = cpus * wall - job;
       // Below 15 % of a CPU, others are system daemons; below the rounding, nothing.
       const double noise = std::max(0.15 * wall, rounding(s));
@@ -146,9 +144,8 @@ class CoreMeter {
     bool valid = false;
     bool bound() const { return cpu >= 0; }
   };
-  double rounding(const Sample& s) const {
-    return ((s.bound() ? 1.0 : double(cpus_.size())) + 1.0 + s.peers) / s.hz;
-  }
+  double measured_cpus(const Sample& s) const { return s.bound() ? 1.0 : double(cpus_.size()); }
+  double rounding(const Sample& s) const { return (measured_cpus(s) + 1.0 + s.peers) / s.hz; }
   Sample sample(double now) const {
     Sample s;
     s.wall = now;
