@@ -47,7 +47,8 @@ inline double now() {
 // Per-iteration trace (rank 0 only, when --trace).
 class Tracer {
  public:
-  Tracer(bool on, double start) : on_(on), start_(start), last_(start) {}
+  // Reads its own clock: MPI_Wtime and dsm::wtime need not share steady_clock's epoch.
+  explicit Tracer(bool on) : on_(on), start_(now()), last_(start_) {}
   void iteration(long k) {
     if (!on_) return;
     double t = now();

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < dsm::nprocs(); ++r) dsm::own(r, sh + rows[r].lo * n, (rows[r].hi - rows[r].lo) * row);
   };
   const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0, t0);
+  app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
     dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read);
     own_blocks(sh_b);

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   dsm::barrier();
 
   const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0, t0);
+  app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
 #pragma dsm parallel for
     for (long i = 1; i < n - 1; ++i)

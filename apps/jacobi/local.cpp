@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   std::vector<float> a(n * n), b(n * n);
   jacobi::init(a.data(), n);
   const double t0 = app::now();
-  app::Tracer trace(o.trace, t0);
+  app::Tracer trace(o.trace);
   for (long it = 0; it < o.iters; ++it) {
     APP_OMP_FOR
     for (long i = 1; i < n - 1; ++i) jacobi::sweep(a.data(), b.data(), n, i, i + 1);

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
 
   const app::Rows mine = app::page_aware_rows(0, n, n * sizeof(long), dsm::rank(), dsm::nprocs());
   const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0, t0);
+  app::Tracer trace(o.trace && dsm::rank() == 0);
   dsm::prefetch(sh_a + mine.lo * n, (mine.hi - mine.lo) * n * sizeof(long), dsm::Mode::read);
   dsm::prefetch(sh_b, n * n * sizeof(long), dsm::Mode::read);
   for (long it = 0; it < o.iters; ++it) {

@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   std::vector<long> a(n * n), b(n * n), c(n * n);
   matmul::init(a.data(), b.data(), n);
   const double t0 = app::now();
-  app::Tracer trace(o.trace, t0);
+  app::Tracer trace(o.trace);
   for (long it = 0; it < o.iters; ++it) {
     APP_OMP_FOR
     for (long i = 0; i < n; ++i) matmul::rows(a.data(), b.data(), c.data(), n, i, i + 1);

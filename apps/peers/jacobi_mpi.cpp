@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   peers::check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 
   const double t0 = MPI_Wtime();
-  app::Tracer trace(o.trace && w.rank == 0, t0);
+  app::Tracer trace(o.trace && w.rank == 0);
   // Distribution: every rank receives its rows with both halos from rank 0.
   if (w.rank == 0) {
     for (int r = 1; r < w.size; ++r) {

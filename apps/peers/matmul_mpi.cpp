@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   peers::check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 
   const double t0 = MPI_Wtime();
-  app::Tracer trace(o.trace && w.rank == 0, t0);
+  app::Tracer trace(o.trace && w.rank == 0);
   peers::check(MPI_Scatterv(w.rank == 0 ? whole_a.data() : nullptr, counts.data(), displs.data(), MPI_LONG, a.data(),
                             counts[w.rank], MPI_LONG, 0, MPI_COMM_WORLD),
                "MPI_Scatterv");

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
 
   Hand ex{o.n, dsm::rank(), dsm::nprocs()};
   const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0, t0);
+  app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long c = 0; c < o.iters; ++c) {
     shallow::timestep(g, c, ex);
     trace.iteration(c);

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   shallow::init(g);
   Local ex;
   const double t0 = app::now();
-  app::Tracer trace(o.trace, t0);
+  app::Tracer trace(o.trace);
   for (long c = 0; c < o.iters; ++c) {
     shallow::timestep(g, c, ex);
     trace.iteration(c);

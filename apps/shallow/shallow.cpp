@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
 
   const double alpha = shallow::alpha;
   const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0, t0);
+  app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long cycle = 0; cycle < o.iters; ++cycle) {
     const shallow::Step s(cycle);
     const double fsdx = s.fsdx, fsdy = s.fsdy, tdts8 = s.tdts8, tdtsdx = s.tdtsdx, tdtsdy = s.tdtsdy;
