@@ -175,7 +175,8 @@ class CoreMeter {
 }  // namespace
 
 CoreShare watch_core() {
-  // The application thread's alone: barriers and the balancer's figures call it.
+  // The application thread's alone: dsm::init, barriers, lock requests and the balancer's
+  // figures call it.
   static CoreMeter meter;
   const CoreMeter::Reading r = meter.update();
   if (r.known) set_core_shared(r.crowded);

@@ -190,6 +190,9 @@ void init(int, char**) {
   }
   g_initialized = true;
   g_start = wtime();
+  // The first sample: whether the core is shared is then known at the first barrier a
+  // window later (0.1 s; ranks not bound, up to a few seconds), not one window after it.
+  detail::watch_core();
 }
 
 void finalize() {

@@ -45,7 +45,8 @@ void set_core_shared(bool shared);
 // (set_core_shared) once known. For a rank bound to one core (dsmrun --bind): the share of
 // that core it could keep against them (1: none runs there; 0.5: one always runnable), kept
 // between calls, none before the first reading; none for a rank not bound. `with_peers`:
-// other ranks of the job run on this core (more ranks than cores). Called at every barrier.
+// other ranks of the job run on this core (more ranks than cores). Called at dsm::init, at
+// every barrier and before every lock request that waits for a grant.
 struct CoreShare {
   std::optional<double> share;
   bool with_peers = false;

@@ -288,6 +288,8 @@ void acquire(int lock) {
       return;
     }
   }
+  // Programs that synchronize with locks alone learn here whether to poll while they wait.
+  detail::watch_core();
   stats::Timer wait(c.lock_wait_ns);
   board::StateScope in_lock_wait(board::RankState::lock_wait);
   codec::Writer w;

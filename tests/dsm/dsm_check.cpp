@@ -52,6 +52,24 @@ void migratory() {
   expect(sh_c[1] == per_rank * P * (P + 1) / 2, "weighted counter", 1, sh_c[1], per_rank * P * (P + 1) / 2);
 }
 
+// The ranks take `rounds` turns each, in rank order, through a turn counter under a lock:
+// every turn waits for the lock's token from the rank before, and locks are the only
+// synchronization until the final barrier.
+void turns(long rounds) {
+  auto* sh_turn = dsm::alloc<long>(1);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (long taken = 0; taken < rounds;) {
+    dsm::lock_acquire(0);
+    if (sh_turn[0] % P == me) {
+      ++sh_turn[0];
+      ++taken;
+    }
+    dsm::lock_release(0);
+  }
+  dsm::barrier();
+  expect(sh_turn[0] == rounds * P, "turns", 0, sh_turn[0], rounds * P);
+}
+
 // Rank 0 produces items one at a time; the others consume them in turn through a lock.
 void producer_consumer() {
   const long items = 200, len = 3000;  // each item spans pages
@@ -506,6 +524,7 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "false_sharing") false_sharing();
   else if (mode == "migratory") migratory();
+  else if (mode == "turns" && argc > 2) turns(std::stol(argv[2]));
   else if (mode == "producer_consumer") producer_consumer();
   else if (mode == "stencil") stencil();
   else if (mode == "random") {
