@@ -216,6 +216,7 @@ struct State {
   static constexpr std::uint64_t default_poll_ns = 2'000'000;
   std::uint64_t poll_ns = default_poll_ns;
   std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program takes the rank's CPU time
+  std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 
 State& state();

@@ -280,15 +280,15 @@ void acquire(int lock) {
   c.lock_acquires.fetch_add(1, std::memory_order_relaxed);
   close_interval(false);
   // A rank that takes a lock it holds again and again (a loop that waits for its turn)
-  // would keep it from a rank that asked: that request waits for the service thread, which
-  // on a rank bound to one core runs only once the scheduler preempts this thread (up to a
-  // tick, 4 ms). Taking in what has arrived first hands the lock on; every 20 us at most,
-  // so that a loop of local acquires stays cheap. Not on a core another program shares
-  // (a rank that sleeps when it waits): the lock would go back and forth more often, and
-  // each time it comes back the rank waits for its core.
-  static std::uint64_t last_poll = 0;
-  if (const std::uint64_t now = stats::now_ns(); s.poll_ns > 0 && now - last_poll >= 20'000) {
-    last_poll = now;
+  // would keep it from a rank that asked: the request forwarded to it waits for the service
+  // thread, which on a rank bound to one core runs only once the scheduler preempts this
+  // thread (up to a scheduler tick). Taking in what has arrived first hands the lock on
+  // (and serves the request itself where this rank is the lock's manager); every 20 us at
+  // most, so that a loop of local acquires stays cheap. Not on a core another program
+  // shares (a rank that sleeps when it waits): the lock would go back and forth more often,
+  // and each time it comes back the rank waits for its core.
+  if (const std::uint64_t now = stats::now_ns(); s.poll_ns > 0 && now - s.acquire_poll_ns >= 20'000) {
+    s.acquire_poll_ns = now;
     s.net->poll();
   }
   {
