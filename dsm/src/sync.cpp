@@ -287,9 +287,11 @@ void acquire(int lock) {
   // most, so that a loop of local acquires stays cheap. Not on a core another program
   // shares (a rank that sleeps when it waits): the lock would go back and forth more often,
   // and each time it comes back the rank waits for its core.
-  if (const std::uint64_t now = stats::now_ns(); s.poll_ns > 0 && now - s.acquire_poll_ns >= 20'000) {
-    s.acquire_poll_ns = now;
-    s.net->poll();
+  if (s.poll_ns > 0) {
+    if (const std::uint64_t now = stats::now_ns(); now - s.acquire_poll_ns >= 20'000) {
+      s.acquire_poll_ns = now;
+      s.net->poll();
+    }
   }
   {
     std::lock_guard lk(s.mu);
