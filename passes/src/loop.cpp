@@ -103,6 +103,7 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
   std::set<const VarDecl*> declared;
   std::vector<std::pair<const ForStmt*, Header>> inner;  // pre-order
   std::vector<const Expr*> shared_refs;                  // every sh_ name in the body
+  std::vector<const DeclRefExpr*> param_refs;            // every use of a parameter
 
   bool VisitVarDecl(VarDecl* v) {
     declared.insert(v);
@@ -143,6 +144,7 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
   }
   bool VisitDeclRefExpr(DeclRefExpr* d) {
     if (isa<VarDecl>(d->getDecl()) && is_shared_name(d->getDecl())) shared_refs.push_back(d);
+    if (isa<ParmVarDecl>(d->getDecl())) param_refs.push_back(d);
     return true;
   }
   bool VisitMemberExpr(MemberExpr* m) {
@@ -171,6 +173,33 @@ void check_control(const Stmt* s, int breakable, const ASTContext& ctx, Reporter
   for (const Stmt* c : s->children()) check_control(c, breakable + (nested ? 1 : 0), ctx, report);
 }
 
+// The dimensions below the first of what a pointer or array points to, and its element.
+struct Shape {
+  std::vector<long> extent;  // elements of each dimension below the first
+  bool known = true;         // false when a dimension has no constant size
+  QualType elem;
+
+  long unit(size_t depth) const {  // elements one step of a pointer at `depth` covers
+    long u = 1;
+    for (size_t d = depth; d < extent.size(); ++d) u *= extent[d];
+    return u;
+  }
+};
+
+Shape shape_of(QualType t, const ASTContext& ctx) {
+  Shape s;
+  s.elem = t->isPointerType() ? t->getPointeeType() : QualType(t->getArrayElementTypeNoTypeQual(), 0);
+  while (const ArrayType* at = ctx.getAsArrayType(s.elem)) {
+    const auto* cat = dyn_cast<ConstantArrayType>(at);
+    if (!cat) s.known = false;
+    s.extent.push_back(cat ? static_cast<long>(cat->getSize().getZExtValue()) : 0);
+    s.elem = at->getElementType();
+  }
+  return s;
+}
+
+// Analyzes a marked loop, or (for the sections of a shared array passed to a function) the
+// body of a function it calls, with the parameters bound to the caller's values.
 class Analyzer {
  public:
   Analyzer(const ForStmt* loop, ASTContext& ctx, Reporter& report)
@@ -179,26 +208,46 @@ class Analyzer {
   std::optional<Loop> run();
 
  private:
+  // A function the loop calls: `fn`'s body, reached from `caller`, integer parameters bound
+  // to the caller's affine values.
+  Analyzer(const Analyzer& caller, const FunctionDecl* fn, std::map<const VarDecl*, Affine> env);
+  std::vector<Section> through_param(const ParmVarDecl* param, const Section& proto, const Affine& start);
+
   bool changes(const VarDecl* v) const;
   bool invariant(const Expr* e) const;
   std::optional<Affine> fold(const Expr* e, std::string& why, int depth = 0) const;
   std::optional<std::pair<Bound, Bound>> interval(const Affine& a, const std::string& skip) const;
-  void compute_inner_ranges(Loop& out);
+  void compute_inner_ranges(std::vector<InnerVar>* out);
   void describe(const Expr* name_ref);
+  void describe_from(const Expr* ref, const Section& proto, const Shape& shape, std::optional<Affine> start);
+  bool through_call(const Expr* pointer, const Section& proto, const Shape& shape, size_t depth,
+                    const std::optional<Affine>& at, std::string& why);
+  void not_affine(const Expr* where, const std::string& array, const std::string& why, bool located = false);
   Access classify(const Expr* e, bool& escapes) const;
   const Stmt* parent(const Stmt* s) const;
+  bool in_lambda(const Stmt* s) const;
   std::string key(const VarDecl* v);
 
-  const ForStmt* loop_;
+  const ForStmt* loop_;                     // null in a callee
   ASTContext& ctx_;
   Reporter& report_;
   ParentMap parents_;
   BodyScan scan_;
   Header header_;
+  std::string loop_var_;                             // the marked loop's variable
+  std::vector<const FunctionDecl*> chain_;           // callees from the loop to this one
+  std::map<const VarDecl*, Affine> env_;             // a callee's bound parameters
+  std::string callee_why_;                           // why a callee's access was not affine
   std::map<const VarDecl*, std::string> keys_;      // canonical loop variables -> Affine key
   std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
   std::vector<Section> sections_;
 };
+
+Analyzer::Analyzer(const Analyzer& caller, const FunctionDecl* fn, std::map<const VarDecl*, Affine> env)
+    : loop_(nullptr), ctx_(caller.ctx_), report_(caller.report_), parents_(fn->getBody()),
+      loop_var_(caller.loop_var_), chain_(caller.chain_), env_(std::move(env)), ranges_(caller.ranges_) {
+  chain_.push_back(fn);
+}
 
 bool Analyzer::changes(const VarDecl* v) const {
   auto it = scan_.modified.find(v);
@@ -217,8 +266,10 @@ bool Analyzer::invariant(const Expr* e) const {
   std::function<void(const Stmt*)> walk = [&](const Stmt* s) {
     if (!s || !ok) return;
     if (const auto* d = dyn_cast<DeclRefExpr>(s)) {
+      // A callee's names mean nothing where the loop's descriptors are computed: its
+      // parameters are folded into the caller's values instead.
       if (const auto* v = dyn_cast<VarDecl>(d->getDecl()))
-        if (v == header_.var || scan_.declared.count(v) || changes(v)) ok = false;
+        if (!loop_ || v == header_.var || scan_.declared.count(v) || changes(v)) ok = false;
     } else if (isa<ArraySubscriptExpr>(s) || (isa<UnaryOperator>(s) && cast<UnaryOperator>(s)->getOpcode() == UO_Deref)) {
       ok = false;  // memory the loop may write
     } else if (const auto* m = dyn_cast<MemberExpr>(s); m && m->isArrow() && !isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) {
@@ -236,12 +287,10 @@ std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth)
     why = "'" + text_of(e, ctx_) + "' is not an integer expression";
     return std::nullopt;
   }
-  if (invariant(e)) {
-    Expr::EvalResult r;
-    if (!e->isValueDependent() && e->EvaluateAsInt(r, ctx_)) return Affine::invariant(Poly::constant(r.Val.getInt().getExtValue()));
-    if (!isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e))
-      return Affine::invariant(Poly::symbol(text_of(e, ctx_)));
-  }
+  if (Expr::EvalResult r; !e->isValueDependent() && e->EvaluateAsInt(r, ctx_))
+    return Affine::invariant(Poly::constant(r.Val.getInt().getExtValue()));
+  if (invariant(e) && !isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e))
+    return Affine::invariant(Poly::symbol(text_of(e, ctx_)));
   if (const auto* c = dyn_cast<CastExpr>(e)) {
     if (c->getSubExpr()->getType()->isIntegralOrEnumerationType()) return fold(c->getSubExpr(), why, depth);
   } else if (const auto* b = dyn_cast<BinaryOperator>(e)) {
@@ -266,6 +315,7 @@ std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth)
   } else if (const auto* d = dyn_cast<DeclRefExpr>(e)) {
     if (const auto* v = dyn_cast<VarDecl>(d->getDecl())) {
       if (v == header_.var) return Affine::variable(v->getName().str());
+      if (auto it = env_.find(v); it != env_.end() && !changes(v)) return it->second;
       if (auto it = keys_.find(v); it != keys_.end() && !changes(v)) return Affine::variable(it->second);
       if (changes(v)) {
         why = "'" + v->getName().str() + "' changes inside the loop";
@@ -293,7 +343,7 @@ std::optional<std::pair<Bound, Bound>> Analyzer::interval(const Affine& a, const
   return std::make_pair(lo, hi);
 }
 
-void Analyzer::compute_inner_ranges(Loop& out) {
+void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
   for (const auto& [f, h] : scan_.inner) {
     if (changes(h.var)) continue;  // not canonical after all: its uses are not affine
     std::string why;
@@ -304,7 +354,8 @@ void Analyzer::compute_inner_ranges(Loop& out) {
       hi = interval(*upper, "");
     }
     if (!lo || !hi) {
-      report_.warning(f->getBeginLoc(), "bounds of inner loop variable '" + h.var->getName().str() +
+      if (loop_ && !in_lambda(f))  // in a callee, the subscript that uses it says why
+        report_.warning(f->getBeginLoc(), "bounds of inner loop variable '" + h.var->getName().str() +
                                             "' are not affine (" + (why.empty() ? "depends on an unknown range" : why) +
                                             "); subscripts using it cover the whole array");
       keys_.erase(h.var);
@@ -312,14 +363,16 @@ void Analyzer::compute_inner_ranges(Loop& out) {
     }
     Bound top = h.inclusive ? hi->second : hi->second + Bound::of(Poly::constant(-1));
     ranges_[keys_[h.var]] = {lo->first, top};
-    out.inner.push_back({h.var->getName().str(), lo->first, top});
+    if (out) out->push_back({h.var->getName().str(), lo->first, top});
   }
 }
 
 std::string Analyzer::key(const VarDecl* v) {
   std::string k = v->getName().str();
-  for (int n = 2; std::any_of(keys_.begin(), keys_.end(), [&](const auto& e) { return e.second == k; }); ++n)
-    k = v->getName().str() + "#" + std::to_string(n);
+  if (!loop_) k = chain_.back()->getNameAsString() + "::" + k;  // apart from the caller's
+  const std::string stem = k;
+  for (int n = 2; ranges_.count(k) || std::any_of(keys_.begin(), keys_.end(), [&](const auto& e) { return e.second == k; }); ++n)
+    k = stem + "#" + std::to_string(n);
   return keys_[v] = k;
 }
 
@@ -327,6 +380,13 @@ const Stmt* Analyzer::parent(const Stmt* s) const {
   const Stmt* p = parents_.getParent(const_cast<Stmt*>(s));
   while (p && isa<ParenExpr>(p)) p = parents_.getParent(const_cast<Stmt*>(p));
   return p;
+}
+
+// A lambda's body is analyzed as a callee where the lambda is called with a shared array.
+bool Analyzer::in_lambda(const Stmt* s) const {
+  for (const Stmt* p = parent(s); p; p = parent(p))
+    if (isa<LambdaExpr>(p)) return true;
+  return false;
 }
 
 // How the element designated by the lvalue `e` is used.
@@ -379,8 +439,7 @@ Access Analyzer::classify(const Expr* e, bool& escapes) const {
   return Access::read_write;
 }
 
-// Builds the section of one use of a shared array name: climbs through the subscripts
-// (and pointer arithmetic) applied to it, folds the flattened index, classifies the use.
+// Builds the section of one use of a shared array name.
 void Analyzer::describe(const Expr* name_ref) {
   const std::string array = text_of(name_ref, ctx_);
   const QualType type = name_ref->getType();
@@ -396,100 +455,177 @@ void Analyzer::describe(const Expr* name_ref) {
     report_.error(name_ref->getBeginLoc(), "shared array '" + array + "' changes inside the loop; its accesses cannot be described");
     return;
   }
-  std::vector<std::optional<Affine>> levels;  // index at each dimension
+  const Shape shape = shape_of(type, ctx_);
+  Section proto;
+  proto.array = array;
+  proto.elem_type = shape.elem.getUnqualifiedType().getAsString(ctx_.getPrintingPolicy());
+  proto.base = array;
+  if (!shape.extent.empty()) {
+    proto.base = "&" + array;
+    for (size_t k = 0; k <= shape.extent.size(); ++k) proto.base += "[0]";
+    proto.row_length = shape.unit(0);
+  }
+  describe_from(name_ref, proto, shape, Affine{});
+}
+
+// Climbs from `ref`, a pointer of `shape` at element `start` of the array of `proto`, through
+// the subscripts, dereferences and pointer arithmetic applied to it, and adds the section of
+// the element it ends at, or of what a callee it is passed to does with it.
+void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape& shape, std::optional<Affine> start) {
   std::string why;
-  std::optional<Affine> pending = Affine{};   // pointer arithmetic not yet dereferenced
-  bool pointer_moved = false;
-  const Expr* cur = name_ref;
+  std::optional<Affine> at = std::move(start);  // flat index of what `cur` designates
+  size_t depth = 0;     // steps of the pointer `cur` (or the one `cur` was taken from) are unit(depth)
+  bool lvalue = false;  // `cur` is the object a pointer designates, not the pointer
+  const auto advance = [&](const Expr* by, bool back) {
+    const auto n = fold(by, why);
+    const auto scaled = n ? *n * Affine::invariant(Poly::constant(shape.unit(depth))) : std::nullopt;
+    at = at && scaled ? std::optional<Affine>(*at + (back ? -*scaled : *scaled)) : std::nullopt;
+  };
+  const Expr* cur = ref;
   while (const Stmt* p = parent(cur)) {
-    if (const auto* c = dyn_cast<ImplicitCastExpr>(p);
-        c && (c->getCastKind() == CK_LValueToRValue || c->getCastKind() == CK_ArrayToPointerDecay) &&
-        (cur->getType()->isPointerType() || cur->getType()->isArrayType())) {
-      cur = c;
-      continue;
+    if (const auto* c = dyn_cast<ImplicitCastExpr>(p)) {
+      const auto kind = c->getCastKind();
+      if (lvalue && kind == CK_ArrayToPointerDecay) {  // a row becomes a pointer into it
+        ++depth;
+        lvalue = false;
+        cur = c;
+        continue;
+      }
+      if (!lvalue && (kind == CK_LValueToRValue || kind == CK_ArrayToPointerDecay || kind == CK_NoOp)) {
+        cur = c;
+        continue;
+      }
+      break;
     }
-    if (const auto* a = dyn_cast<ArraySubscriptExpr>(p); a && a->getBase()->IgnoreParens() == cur) {
-      auto idx = fold(a->getIdx(), why);
-      levels.push_back(idx && pending ? std::optional<Affine>(*idx + *pending) : std::nullopt);
-      pending = Affine{};
-      pointer_moved = false;
+    if (const auto* a = dyn_cast<ArraySubscriptExpr>(p); a && !lvalue && a->getBase()->IgnoreParens() == cur) {
+      advance(a->getIdx(), false);
+      lvalue = true;
       cur = a;
       continue;
     }
-    if (const auto* u = dyn_cast<UnaryOperator>(p); u && u->getOpcode() == UO_Deref) {
-      levels.push_back(pending);
-      pending = Affine{};
-      pointer_moved = false;
-      cur = u;
-      continue;
+    if (const auto* u = dyn_cast<UnaryOperator>(p)) {
+      if (u->getOpcode() == UO_Deref && !lvalue) {
+        lvalue = true;
+        cur = u;
+        continue;
+      }
+      if (u->getOpcode() == UO_AddrOf && lvalue) {
+        lvalue = false;
+        cur = u;
+        continue;
+      }
+      break;
     }
-    if (const auto* b = dyn_cast<BinaryOperator>(p); b && b->getType()->isPointerType() &&
+    if (const auto* b = dyn_cast<BinaryOperator>(p); b && !lvalue && b->getType()->isPointerType() &&
                                                       (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub)) {
       const bool left = b->getLHS()->IgnoreParens() == cur;
-      auto off = fold(left ? b->getRHS() : b->getLHS(), why);
-      if (off && pending) pending = *pending + (b->getOpcode() == BO_Sub ? -*off : *off);
-      else pending = std::nullopt;
-      pointer_moved = true;
+      advance(left ? b->getRHS() : b->getLHS(), b->getOpcode() == BO_Sub);
       cur = b;
       continue;
     }
     break;
   }
 
-  Section s;
-  s.array = array;
-  bool escapes = pointer_moved || levels.empty() || cur->getType()->isArrayType();
+  const bool element = lvalue && depth == shape.extent.size();
+  if (!element && !lvalue && through_call(cur, proto, shape, depth, at, why)) return;
+  Section s = proto;
+  bool escapes = !element;
   s.access = classify(cur, escapes);
   if (escapes) s.access = Access::read_write;
-
-  // Strides of each level from the declared array type.
-  QualType t = type;
-  std::vector<long> extent;  // elements of each dimension below the first
-  bool known_shape = true;
-  QualType elem = t->isPointerType() ? t->getPointeeType() : QualType(t->getArrayElementTypeNoTypeQual(), 0);
-  while (const ArrayType* at = ctx_.getAsArrayType(elem)) {
-    const auto* cat = dyn_cast<ConstantArrayType>(at);
-    if (!cat) known_shape = false;
-    extent.push_back(cat ? static_cast<long>(cat->getSize().getZExtValue()) : 0);
-    elem = at->getElementType();
-  }
-  s.elem_type = elem.getUnqualifiedType().getAsString(ctx_.getPrintingPolicy());
-  s.base = array;
-  if (!extent.empty()) {
-    s.base = "&" + array;
-    for (size_t k = 0; k <= extent.size(); ++k) s.base += "[0]";
-    s.row_length = 1;
-    for (long e : extent) s.row_length *= e;
-  }
-
-  std::optional<Affine> flat = Affine{};
-  if (!escapes && known_shape && levels.size() == extent.size() + 1) {
-    for (size_t k = 0; k < levels.size() && flat; ++k) {
-      long stride = 1;
-      for (size_t d = k; d < extent.size(); ++d) stride *= extent[d];
-      auto scaled = levels[k] ? *levels[k] * Affine::invariant(Poly::constant(stride)) : std::nullopt;
-      flat = scaled ? std::optional<Affine>(*flat + *scaled) : std::nullopt;
-    }
-  } else {
-    flat = std::nullopt;
-    if (why.empty()) why = escapes ? "its address escapes" : "the array shape is not known";
-  }
   std::optional<std::pair<Bound, Bound>> range;
-  if (flat) {
-    range = interval(*flat, header_.var->getName().str());
+  if (!element) {
+    if (why.empty()) why = "its address escapes";
+  } else if (!shape.known) {
+    why = "the array shape is not known";
+  } else if (at) {
+    range = interval(*at, loop_var_);
     if (!range && why.empty()) why = "it uses a variable without a known range";
   }
-  if (!flat || !range) {
+  if (!range) {
     s.whole = true;
-    report_.warning(name_ref->getBeginLoc(), "access to '" + array + "' is not affine in '" +
-                                                 header_.var->getName().str() + "' (" + why +
-                                                 "); the whole array is assumed");
+    not_affine(ref, proto.array, why);
   } else {
-    s.coef = flat->coef(header_.var->getName().str());
+    s.coef = at->coef(loop_var_);
     s.lo = range->first;
     s.hi = range->second;
   }
   sections_.push_back(s);
+}
+
+void Analyzer::not_affine(const Expr* where, const std::string& array, const std::string& why, bool located) {
+  if (!loop_) {  // the call in the loop is reported, with the first reason and where it arose
+    if (callee_why_.empty()) callee_why_ = located ? why : "in '" + chain_.back()->getNameAsString() + "': " + why;
+    return;
+  }
+  report_.warning(where->getBeginLoc(), "access to '" + array + "' is not affine in '" + loop_var_ + "' (" + why +
+                                            "); the whole array is assumed");
+}
+
+// `pointer`, at element `at` of the array of `proto` and at `depth` of its `shape`, may be an
+// argument of a call: when the callee's body is at hand, its uses of the parameter give the
+// sections (in the caller's terms, its integer parameters bound to the arguments).
+bool Analyzer::through_call(const Expr* pointer, const Section& proto, const Shape& shape, size_t depth,
+                            const std::optional<Affine>& at, std::string& why) {
+  const auto* call = dyn_cast_or_null<CallExpr>(parent(pointer));
+  if (!call || !at) return false;
+  const FunctionDecl* fn = call->getDirectCallee();
+  const FunctionDecl* def = nullptr;
+  if (!fn || !fn->hasBody(def) || !def->getBody()) {
+    if (fn) why = "it is passed to '" + fn->getNameAsString() + "', whose body is not visible here";
+    return false;
+  }
+  const unsigned first = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(fn) ? 1 : 0;
+  const ParmVarDecl* param = nullptr;
+  for (unsigned k = first; k < call->getNumArgs(); ++k)
+    if (call->getArg(k)->IgnoreParens() == pointer && k - first < def->getNumParams()) param = def->getParamDecl(k - first);
+  if (!param) return false;
+  constexpr size_t max_depth = 4;
+  if (std::count(chain_.begin(), chain_.end(), def)) {
+    why = "'" + fn->getNameAsString() + "' is called recursively";
+    return false;
+  }
+  if (chain_.size() >= max_depth) {
+    why = "it is passed on through more than " + std::to_string(max_depth) + " calls";
+    return false;
+  }
+  // The parameter must point where the argument does, with the same rows below.
+  const Shape inner = shape_of(param->getType(), ctx_);
+  if (!param->getType()->isPointerType() || !inner.known ||
+      inner.elem.getCanonicalType().getUnqualifiedType() != shape.elem.getCanonicalType().getUnqualifiedType() ||
+      !std::equal(inner.extent.begin(), inner.extent.end(), shape.extent.begin() + long(depth), shape.extent.end())) {
+    why = "it is passed to '" + fn->getNameAsString() + "' as another type";
+    return false;
+  }
+  std::map<const VarDecl*, Affine> env;
+  for (unsigned k = first; k < call->getNumArgs() && k - first < def->getNumParams(); ++k) {
+    const ParmVarDecl* p = def->getParamDecl(k - first);
+    std::string ignored;
+    if (p->getType()->isIntegerType())
+      if (auto v = fold(call->getArg(k), ignored)) env[p] = *v;
+  }
+  Analyzer callee(*this, def, std::move(env));
+  const std::vector<Section> found = callee.through_param(param, proto, *at);
+  sections_.insert(sections_.end(), found.begin(), found.end());
+  if (!callee.callee_why_.empty())
+    not_affine(call, proto.array, callee.callee_why_, true);
+  return true;
+}
+
+std::vector<Section> Analyzer::through_param(const ParmVarDecl* param, const Section& proto, const Affine& start) {
+  scan_.TraverseStmt(const_cast<Stmt*>(chain_.back()->getBody()));
+  for (const auto& [f, h] : scan_.inner) key(h.var);
+  compute_inner_ranges(nullptr);
+  const Shape shape = shape_of(param->getType(), ctx_);
+  if (changes(param)) {
+    not_affine(nullptr, proto.array, "parameter '" + param->getNameAsString() + "' is changed");
+    Section s = proto;
+    s.whole = true;
+    s.access = Access::read_write;
+    return {s};
+  }
+  for (const DeclRefExpr* ref : scan_.param_refs)
+    if (ref->getDecl() == param) describe_from(ref, proto, shape, start);
+  return std::move(sections_);
 }
 
 std::optional<Loop> Analyzer::run() {
@@ -509,6 +645,7 @@ std::optional<Loop> Analyzer::run() {
   check_control(loop_->getBody(), 0, ctx_, report_);
   check_writes(loop_, header_.var, ctx_, report_);
   const std::string var = header_.var->getName().str();
+  loop_var_ = var;
   keys_[header_.var] = var;
   if (scan_.modified.count(header_.var))
     report_.error(scan_.modified[header_.var].front()->getBeginLoc(), "loop variable '" + var + "' is changed inside the loop body");
@@ -544,7 +681,7 @@ std::optional<Loop> Analyzer::run() {
   out.cond = loop_->getCond()->getSourceRange();
   out.inc = loop_->getInc()->getSourceRange();
 
-  compute_inner_ranges(out);
+  compute_inner_ranges(&out.inner);
   for (const Expr* ref : scan_.shared_refs) describe(ref);
 
   // One section per array, access and coefficient when the bounds can be ordered.
