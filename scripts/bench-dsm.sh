@@ -5,7 +5,9 @@
 #     2 and 4 ranks: remote read fault, remote lock acquire, barrier);
 #  3. Jacobi 2050x2050 at 2 ranks (--bind, shm) against the sequential version: parallel
 #     efficiency of the hand-parallelized and the pass-compiled (--lb static) versions, with
-#     OpenMP as the hardware shared-memory reference.
+#     OpenMP as the hardware shared-memory reference; and the pass-compiled Jacobi whose row
+#     updates are functions the loops call (jacobi_rows.cpp) against the one with the loops
+#     written out (the pass reads the callees' bodies for the sections).
 # Usage: scripts/bench-dsm.sh [--short|--full]   (BUILD_DIR as for the experiments)
 source "$(dirname "$0")/exp-lib.sh" "$@"
 need dsm-bench-mem dsm-bench-protocol
@@ -22,10 +24,16 @@ run jacobi omp 2; omp_t=$run_time
 run jacobi hand 2; hand_t=$run_time
 pass_t=
 [ -x "$bin/jacobi_pass" ] && { run jacobi pass 2 --lb static; pass_t=$run_time; }
+rows_t=
+[ -x "$bin/jacobi_rows_pass" ] && { run jacobi rows_pass 2 --lb static; rows_t=$run_time; }
 eff() { awk -v s="$seq_t" -v t="$1" 'BEGIN { printf "%.3f", s / (2 * t) }'; }
 printf '%-28s %10s %12s\n' version "time (s)" efficiency
 printf '%-28s %10s %12s\n' sequential "$seq_t" 1
 printf '%-28s %10s %12s\n' "OpenMP, 2 threads" "$omp_t" "$(eff "$omp_t")"
 printf '%-28s %10s %12s\n' "DSM hand, 2 ranks" "$hand_t" "$(eff "$hand_t")"
 [ -n "$pass_t" ] && printf '%-28s %10s %12s\n' "DSM pass --lb static" "$pass_t" "$(eff "$pass_t")"
+[ -n "$rows_t" ] && printf '%-28s %10s %12s\n' "  the same, rows in calls" "$rows_t" "$(eff "$rows_t")"
 echo "DSM hand / OpenMP: $(ratio "$hand_t" "$omp_t")"
+if [ -n "$pass_t" ] && [ -n "$rows_t" ]; then
+  echo "DSM pass, rows in calls / loops written out: $(ratio "$rows_t" "$pass_t")"
+fi
