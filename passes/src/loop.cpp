@@ -48,6 +48,18 @@ bool writable_reference(QualType t) {
   return t->isReferenceType() && !t.getNonReferenceType().isConstQualified();
 }
 
+// The argument that the callee's first parameter receives: a member operator (v[i] on a
+// std::vector, a lambda's call) takes the object as argument 0.
+unsigned first_param_arg(const CallExpr* c, const FunctionDecl* fn) {
+  return isa<CXXOperatorCallExpr>(c) && isa_and_nonnull<CXXMethodDecl>(fn) ? 1 : 0;
+}
+
+// A conversion of an integer that keeps its value wherever the program's indices can be:
+// not to bool or to types narrower than int (a value of 300 in an unsigned char is 44).
+bool keeps_value(QualType to, QualType from, const ASTContext& ctx) {
+  return !to->isBooleanType() && (ctx.getTypeSize(to) >= ctx.getTypeSize(from) || ctx.getTypeSize(to) >= 32);
+}
+
 // A `for (T v = L; v < U | v <= U; ++v | v++ | v += s)` header, or null fields when the
 // header has another shape.
 struct Header {
@@ -120,10 +132,8 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
   }
   bool VisitCallExpr(CallExpr* c) {
     const FunctionDecl* fn = c->getDirectCallee();
-    // A member operator (v[i] on a std::vector) takes the object as argument 0, so its
-    // arguments are one ahead of the callee's parameters.
-    const auto* member_op = isa<CXXOperatorCallExpr>(c) ? dyn_cast_or_null<CXXMethodDecl>(fn) : nullptr;
-    const unsigned first = member_op ? 1 : 0;
+    const unsigned first = first_param_arg(c, fn);
+    const auto* member_op = first ? cast<CXXMethodDecl>(fn) : nullptr;
     for (unsigned k = first; k < c->getNumArgs(); ++k) {
       // Unknown callee or parameter: assume the worst for reference-capable arguments.
       // Arguments matching a C ellipsis (printf's) are passed by value.
@@ -198,6 +208,14 @@ Shape shape_of(QualType t, const ASTContext& ctx) {
   return s;
 }
 
+// Where a climb from a use of a pointer into a shared array ends.
+struct Reach {
+  const Expr* cur = nullptr;
+  std::optional<Affine> at;  // flat index of what `cur` designates
+  size_t depth = 0;          // steps of the pointer `cur` (or the one it was taken from) are unit(depth)
+  bool lvalue = false;       // `cur` is the object a pointer designates, not the pointer
+};
+
 // Analyzes a marked loop, or (for the sections of a shared array passed to a function) the
 // body of a function it calls, with the parameters bound to the caller's values.
 class Analyzer {
@@ -211,7 +229,7 @@ class Analyzer {
   // A function the loop calls: `fn`'s body, reached from `caller`, integer parameters bound
   // to the caller's affine values.
   Analyzer(const Analyzer& caller, const FunctionDecl* fn, std::map<const VarDecl*, Affine> env);
-  std::vector<Section> through_param(const ParmVarDecl* param, const Section& proto, const Affine& start);
+  std::vector<Section> through_param(const ParmVarDecl* param, const Section& proto, const Shape& shape, const Affine& start);
 
   bool changes(const VarDecl* v) const;
   bool invariant(const Expr* e) const;
@@ -219,9 +237,12 @@ class Analyzer {
   std::optional<std::pair<Bound, Bound>> interval(const Affine& a, const std::string& skip) const;
   void compute_inner_ranges(std::vector<InnerVar>* out);
   void describe(const Expr* name_ref);
+  Reach climb(const Expr* ref, const Shape& shape, std::optional<Affine> start, std::string& why) const;
   void describe_from(const Expr* ref, const Section& proto, const Shape& shape, std::optional<Affine> start);
-  bool through_call(const Expr* pointer, const Section& proto, const Shape& shape, size_t depth,
-                    const std::optional<Affine>& at, std::string& why);
+  bool compared_only(const Expr* pointer) const;
+  bool through_call(const Reach& r, const Section& proto, const Shape& shape, std::string& why);
+  const FunctionDecl* followed_callee(const CallExpr* call, std::string& why) const;
+  std::map<const VarDecl*, Affine> bind_integers(const CallExpr* call, const FunctionDecl* def) const;
   void not_affine(const Expr* where, const std::string& array, const std::string& why, bool located = false);
   Access classify(const Expr* e, bool& escapes) const;
   const Stmt* parent(const Stmt* s) const;
@@ -239,6 +260,7 @@ class Analyzer {
   std::map<const VarDecl*, Affine> env_;             // a callee's bound parameters
   std::string callee_why_;                           // why a callee's access was not affine
   std::map<const VarDecl*, std::string> keys_;      // canonical loop variables -> Affine key
+  std::set<const VarDecl*> unknown_bounds_;          // inner loop variables of no known range
   std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
   std::vector<Section> sections_;
 };
@@ -289,10 +311,12 @@ std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth)
   }
   if (Expr::EvalResult r; !e->isValueDependent() && e->EvaluateAsInt(r, ctx_))
     return Affine::invariant(Poly::constant(r.Val.getInt().getExtValue()));
-  if (invariant(e) && !isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e))
+  // A default argument has no text at the call.
+  if (invariant(e) && !isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e) && !text_of(e, ctx_).empty())
     return Affine::invariant(Poly::symbol(text_of(e, ctx_)));
   if (const auto* c = dyn_cast<CastExpr>(e)) {
-    if (c->getSubExpr()->getType()->isIntegralOrEnumerationType()) return fold(c->getSubExpr(), why, depth);
+    if (c->getSubExpr()->getType()->isIntegralOrEnumerationType() && keeps_value(c->getType(), c->getSubExpr()->getType(), ctx_))
+      return fold(c->getSubExpr(), why, depth);
   } else if (const auto* b = dyn_cast<BinaryOperator>(e)) {
     const auto op = b->getOpcode();
     if (op == BO_Add || op == BO_Sub || op == BO_Mul) {
@@ -317,12 +341,16 @@ std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth)
       if (v == header_.var) return Affine::variable(v->getName().str());
       if (auto it = env_.find(v); it != env_.end() && !changes(v)) return it->second;
       if (auto it = keys_.find(v); it != keys_.end() && !changes(v)) return Affine::variable(it->second);
+      if (unknown_bounds_.count(v)) {
+        why = "the bounds of inner loop variable '" + v->getName().str() + "' are not affine";
+        return std::nullopt;
+      }
       if (changes(v)) {
         why = "'" + v->getName().str() + "' changes inside the loop";
         return std::nullopt;
       }
       // A local computed from the loop variables and never changed: use its definition.
-      if (scan_.declared.count(v) && v->getInit() && !v->getType()->isReferenceType() && depth < 8)
+      if (scan_.declared.count(v) && v->hasLocalStorage() && v->getInit() && !v->getType()->isReferenceType() && depth < 8)
         return fold(v->getInit(), why, depth + 1);
     }
   }
@@ -354,11 +382,14 @@ void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
       hi = interval(*upper, "");
     }
     if (!lo || !hi) {
-      if (loop_ && !in_lambda(f))  // in a callee, the subscript that uses it says why
+      // In a callee, or in a lambda the loop may call with a shared array (and then analyze
+      // as a callee), the subscript that uses it says why.
+      if (loop_ && !in_lambda(f))
         report_.warning(f->getBeginLoc(), "bounds of inner loop variable '" + h.var->getName().str() +
                                             "' are not affine (" + (why.empty() ? "depends on an unknown range" : why) +
                                             "); subscripts using it cover the whole array");
       keys_.erase(h.var);
+      unknown_bounds_.insert(h.var);
       continue;
     }
     Bound top = h.inclusive ? hi->second : hi->second + Bound::of(Poly::constant(-1));
@@ -424,7 +455,7 @@ Access Analyzer::classify(const Expr* e, bool& escapes) const {
     const FunctionDecl* fn = c->getDirectCallee();
     for (unsigned k = 0; k < c->getNumArgs(); ++k)
       if (c->getArg(k)->IgnoreParens() == e) {
-        const unsigned param = isa<CXXOperatorCallExpr>(c) && isa_and_nonnull<CXXMethodDecl>(fn) ? k - 1 : k;
+        const unsigned param = k - first_param_arg(c, fn);
         if (fn && param < fn->getNumParams() && !writable_reference(fn->getParamDecl(param)->getType()))
           return Access::read;
       }
@@ -436,6 +467,7 @@ Access Analyzer::classify(const Expr* e, bool& escapes) const {
         return writable_reference(v->getType()) ? Access::read_write : Access::read;
   }
   if (isa_and_nonnull<CXXConstructExpr>(p) || isa_and_nonnull<InitListExpr>(p)) return Access::read;
+  if (isa_and_nonnull<ReturnStmt>(p)) escapes = true;  // a callee returning a reference to it
   return Access::read_write;
 }
 
@@ -468,88 +500,78 @@ void Analyzer::describe(const Expr* name_ref) {
   describe_from(name_ref, proto, shape, Affine{});
 }
 
-// Climbs from `ref`, a pointer of `shape` at element `start` of the array of `proto`, through
-// the subscripts, dereferences and pointer arithmetic applied to it, and adds the section of
-// the element it ends at, or of what a callee it is passed to does with it.
-void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape& shape, std::optional<Affine> start) {
-  std::string why;
-  std::optional<Affine> at = std::move(start);  // flat index of what `cur` designates
-  size_t depth = 0;     // steps of the pointer `cur` (or the one `cur` was taken from) are unit(depth)
-  bool lvalue = false;  // `cur` is the object a pointer designates, not the pointer
+// Climbs from `ref`, a pointer of `shape` at element `start`, through the subscripts,
+// dereferences and pointer arithmetic applied to it.
+Reach Analyzer::climb(const Expr* ref, const Shape& shape, std::optional<Affine> start, std::string& why) const {
+  Reach r{ref, std::move(start)};
   const auto advance = [&](const Expr* by, bool back) {
     const auto n = fold(by, why);
-    const auto scaled = n ? *n * Affine::invariant(Poly::constant(shape.unit(depth))) : std::nullopt;
-    at = at && scaled ? std::optional<Affine>(*at + (back ? -*scaled : *scaled)) : std::nullopt;
+    const auto scaled = n ? *n * Affine::invariant(Poly::constant(shape.unit(r.depth))) : std::nullopt;
+    r.at = r.at && scaled ? std::optional<Affine>(*r.at + (back ? -*scaled : *scaled)) : std::nullopt;
   };
-  const Expr* cur = ref;
-  while (const Stmt* p = parent(cur)) {
+  while (const Stmt* p = parent(r.cur)) {
     if (const auto* c = dyn_cast<ImplicitCastExpr>(p)) {
       const auto kind = c->getCastKind();
-      if (lvalue && kind == CK_ArrayToPointerDecay) {  // a row becomes a pointer into it
-        ++depth;
-        lvalue = false;
-        cur = c;
-        continue;
+      if (r.lvalue && kind == CK_ArrayToPointerDecay) {  // a row becomes a pointer into it
+        ++r.depth;
+        r.lvalue = false;
+      } else if (r.lvalue || (kind != CK_LValueToRValue && kind != CK_ArrayToPointerDecay && kind != CK_NoOp)) {
+        break;
       }
-      if (!lvalue && (kind == CK_LValueToRValue || kind == CK_ArrayToPointerDecay || kind == CK_NoOp)) {
-        cur = c;
-        continue;
-      }
-      break;
-    }
-    if (const auto* a = dyn_cast<ArraySubscriptExpr>(p); a && !lvalue && a->getBase()->IgnoreParens() == cur) {
+    } else if (const auto* a = dyn_cast<ArraySubscriptExpr>(p); a && !r.lvalue && a->getBase()->IgnoreParens() == r.cur) {
       advance(a->getIdx(), false);
-      lvalue = true;
-      cur = a;
-      continue;
-    }
-    if (const auto* u = dyn_cast<UnaryOperator>(p)) {
-      if (u->getOpcode() == UO_Deref && !lvalue) {
-        lvalue = true;
-        cur = u;
-        continue;
-      }
-      if (u->getOpcode() == UO_AddrOf && lvalue) {
-        lvalue = false;
-        cur = u;
-        continue;
-      }
+      r.lvalue = true;
+    } else if (const auto* u = dyn_cast<UnaryOperator>(p);
+               u && ((u->getOpcode() == UO_Deref && !r.lvalue) || (u->getOpcode() == UO_AddrOf && r.lvalue))) {
+      r.lvalue = !r.lvalue;
+    } else if (const auto* b = dyn_cast<BinaryOperator>(p); b && !r.lvalue && b->getType()->isPointerType() &&
+                                                             (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub)) {
+      advance(b->getLHS()->IgnoreParens() == r.cur ? b->getRHS() : b->getLHS(), b->getOpcode() == BO_Sub);
+    } else {
       break;
     }
-    if (const auto* b = dyn_cast<BinaryOperator>(p); b && !lvalue && b->getType()->isPointerType() &&
-                                                      (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub)) {
-      const bool left = b->getLHS()->IgnoreParens() == cur;
-      advance(left ? b->getRHS() : b->getLHS(), b->getOpcode() == BO_Sub);
-      cur = b;
-      continue;
-    }
-    break;
+    r.cur = cast<Expr>(p);
   }
+  return r;
+}
 
-  const bool element = lvalue && depth == shape.extent.size();
-  if (!element && !lvalue && through_call(cur, proto, shape, depth, at, why)) return;
+// Adds the section of the element a use of a pointer into the array of `proto` ends at, or
+// of what a callee it is passed to does with it.
+void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape& shape, std::optional<Affine> start) {
+  std::string why;
+  const Reach r = climb(ref, shape, std::move(start), why);
+  const bool element = r.lvalue && r.depth == shape.extent.size();
+  if (!r.lvalue && (compared_only(r.cur) || through_call(r, proto, shape, why))) return;
   Section s = proto;
   bool escapes = !element;
-  s.access = classify(cur, escapes);
+  s.access = classify(r.cur, escapes);
   if (escapes) s.access = Access::read_write;
   std::optional<std::pair<Bound, Bound>> range;
-  if (!element) {
+  if (!element || escapes) {
     if (why.empty()) why = "its address escapes";
   } else if (!shape.known) {
     why = "the array shape is not known";
-  } else if (at) {
-    range = interval(*at, loop_var_);
+  } else if (r.at) {
+    range = interval(*r.at, loop_var_);
     if (!range && why.empty()) why = "it uses a variable without a known range";
   }
   if (!range) {
     s.whole = true;
     not_affine(ref, proto.array, why);
   } else {
-    s.coef = at->coef(loop_var_);
+    s.coef = r.at->coef(loop_var_);
     s.lo = range->first;
     s.hi = range->second;
   }
   sections_.push_back(s);
+}
+
+// A pointer whose value alone is used (`if (p)`, `p < end`) touches no element.
+bool Analyzer::compared_only(const Expr* pointer) const {
+  const Stmt* p = parent(pointer);
+  if (const auto* c = dyn_cast_or_null<ImplicitCastExpr>(p)) return c->getCastKind() == CK_PointerToBoolean;
+  const auto* b = dyn_cast_or_null<BinaryOperator>(p);
+  return b && b->isComparisonOp();
 }
 
 void Analyzer::not_affine(const Expr* where, const std::string& array, const std::string& why, bool located) {
@@ -561,61 +583,78 @@ void Analyzer::not_affine(const Expr* where, const std::string& array, const std
                                             "); the whole array is assumed");
 }
 
-// `pointer`, at element `at` of the array of `proto` and at `depth` of its `shape`, may be an
-// argument of a call: when the callee's body is at hand, its uses of the parameter give the
-// sections (in the caller's terms, its integer parameters bound to the arguments).
-bool Analyzer::through_call(const Expr* pointer, const Section& proto, const Shape& shape, size_t depth,
-                            const std::optional<Affine>& at, std::string& why) {
-  const auto* call = dyn_cast_or_null<CallExpr>(parent(pointer));
-  if (!call || !at) return false;
-  const FunctionDecl* fn = call->getDirectCallee();
-  const FunctionDecl* def = nullptr;
-  if (!fn || !fn->hasBody(def) || !def->getBody()) {
-    if (fn) why = "it is passed to '" + fn->getNameAsString() + "', whose body is not visible here";
-    return false;
-  }
-  const unsigned first = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(fn) ? 1 : 0;
+// The pointer a climb ended at may be an argument of a call: when the callee's body is at
+// hand, its uses of the parameter give the sections, in the caller's terms.
+bool Analyzer::through_call(const Reach& r, const Section& proto, const Shape& shape, std::string& why) {
+  const auto* call = dyn_cast_or_null<CallExpr>(parent(r.cur));
+  if (!call || !r.at || !shape.known) return false;
+  const FunctionDecl* def = followed_callee(call, why);
+  if (!def) return false;
+  const unsigned first = first_param_arg(call, call->getDirectCallee());
   const ParmVarDecl* param = nullptr;
   for (unsigned k = first; k < call->getNumArgs(); ++k)
-    if (call->getArg(k)->IgnoreParens() == pointer && k - first < def->getNumParams()) param = def->getParamDecl(k - first);
+    if (call->getArg(k)->IgnoreParens() == r.cur && k - first < def->getNumParams()) param = def->getParamDecl(k - first);
   if (!param) return false;
-  constexpr size_t max_depth = 4;
-  if (std::count(chain_.begin(), chain_.end(), def)) {
-    why = "'" + fn->getNameAsString() + "' is called recursively";
-    return false;
-  }
-  if (chain_.size() >= max_depth) {
-    why = "it is passed on through more than " + std::to_string(max_depth) + " calls";
-    return false;
-  }
   // The parameter must point where the argument does, with the same rows below.
   const Shape inner = shape_of(param->getType(), ctx_);
   if (!param->getType()->isPointerType() || !inner.known ||
       inner.elem.getCanonicalType().getUnqualifiedType() != shape.elem.getCanonicalType().getUnqualifiedType() ||
-      !std::equal(inner.extent.begin(), inner.extent.end(), shape.extent.begin() + long(depth), shape.extent.end())) {
-    why = "it is passed to '" + fn->getNameAsString() + "' as another type";
+      !std::equal(inner.extent.begin(), inner.extent.end(), shape.extent.begin() + long(r.depth), shape.extent.end())) {
+    why = "it is passed to '" + def->getNameAsString() + "' as another type";
     return false;
   }
+  Analyzer callee(*this, def, bind_integers(call, def));
+  const std::vector<Section> found = callee.through_param(param, proto, inner, *r.at);
+  sections_.insert(sections_.end(), found.begin(), found.end());
+  if (!callee.callee_why_.empty()) not_affine(call, proto.array, callee.callee_why_, true);
+  return true;
+}
+
+// The definition of the function `call` calls, when its body can stand for the call.
+const FunctionDecl* Analyzer::followed_callee(const CallExpr* call, std::string& why) const {
+  const FunctionDecl* fn = call->getDirectCallee();
+  const FunctionDecl* def = nullptr;
+  if (!fn) return nullptr;
+  const std::string name = std::string("'").append(fn->getNameAsString()).append("'");  // "'" + s: GCC 12's false -Wrestrict
+  if (!fn->hasBody(def) || !def->getBody()) {
+    why = "it is passed to " + name + ", whose body is not visible here";
+    return nullptr;
+  }
+  if (const auto* md = dyn_cast<CXXMethodDecl>(def); md && md->isVirtual() && !md->hasAttr<FinalAttr>() && !md->getParent()->hasAttr<FinalAttr>()) {
+    why = "it is passed to " + name + ", which is virtual: the override that runs is not known here";
+    return nullptr;
+  }
+  if (std::count(chain_.begin(), chain_.end(), def)) {
+    why = name + " is called recursively";
+    return nullptr;
+  }
+  // Kernels call a helper or two; each level analyzes its body again for every array passed.
+  constexpr size_t max_depth = 4;
+  if (chain_.size() >= max_depth) {
+    why = "it is passed on through more than " + std::to_string(max_depth) + " calls";
+    return nullptr;
+  }
+  return def;
+}
+
+// The callee's integer parameters that stand for affine values of the caller's (not those
+// given a default argument, or a conversion that may change the value).
+std::map<const VarDecl*, Affine> Analyzer::bind_integers(const CallExpr* call, const FunctionDecl* def) const {
   std::map<const VarDecl*, Affine> env;
+  const unsigned first = first_param_arg(call, call->getDirectCallee());
   for (unsigned k = first; k < call->getNumArgs() && k - first < def->getNumParams(); ++k) {
     const ParmVarDecl* p = def->getParamDecl(k - first);
     std::string ignored;
     if (p->getType()->isIntegerType())
       if (auto v = fold(call->getArg(k), ignored)) env[p] = *v;
   }
-  Analyzer callee(*this, def, std::move(env));
-  const std::vector<Section> found = callee.through_param(param, proto, *at);
-  sections_.insert(sections_.end(), found.begin(), found.end());
-  if (!callee.callee_why_.empty())
-    not_affine(call, proto.array, callee.callee_why_, true);
-  return true;
+  return env;
 }
 
-std::vector<Section> Analyzer::through_param(const ParmVarDecl* param, const Section& proto, const Affine& start) {
+std::vector<Section> Analyzer::through_param(const ParmVarDecl* param, const Section& proto, const Shape& shape, const Affine& start) {
   scan_.TraverseStmt(const_cast<Stmt*>(chain_.back()->getBody()));
   for (const auto& [f, h] : scan_.inner) key(h.var);
   compute_inner_ranges(nullptr);
-  const Shape shape = shape_of(param->getType(), ctx_);
   if (changes(param)) {
     not_affine(nullptr, proto.array, "parameter '" + param->getNameAsString() + "' is changed");
     Section s = proto;

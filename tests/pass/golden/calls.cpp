@@ -67,3 +67,45 @@ void refused(double* sh_a, double* sh_b, double* sh_c, double* sh_d, double* sh_
     twice(sh_e + i, 2);
   }
 }
+
+// What a callee's body cannot stand for: a default argument that is not a constant, a
+// virtual member (an override may run), a conversion to bool or to a narrower type, a
+// reference the callee returns, a static local set once. A pointer that is only tested is
+// no access.
+long g_len = 8;
+void fill_n(double* p, long n = g_len) {
+  for (long k = 0; k < n; ++k) p[k] = 0;
+}
+void fill_4(double* p, long n = 4) {
+  for (long k = 0; k < n; ++k) p[k] = 0;
+}
+struct Base {
+  virtual void put(double* p, long i) const { p[i] = 1; }
+  virtual ~Base() = default;
+};
+void at_flag(double* p, bool last) { p[last] = 1; }
+void at_byte(double* p, unsigned char k) { p[k] = 1; }
+double& ref_at(double* p, long i) { return p[i]; }
+void guarded(double* p, long i) {
+  if (!p || p == nullptr) return;
+  p[i] = 2;
+}
+void first_only(double* p, long k) {
+  static const long first = k;
+  p[first] = 1;
+}
+
+void limits(double* sh_f, double* sh_four, double* sh_g, double* sh_h, double* sh_k, double* sh_r, double* sh_q,
+            double* sh_o, const Base& b, long n) {
+#pragma dsm parallel for
+  for (long i = 0; i < n; ++i) {
+    fill_n(sh_f + 8 * i);
+    fill_4(sh_four + 4 * i);
+    b.put(sh_g, i);
+    at_flag(sh_h, i);
+    at_byte(sh_k, i);
+    ref_at(sh_r, i) = 1;
+    guarded(sh_q, i);
+    first_only(sh_o, i);
+  }
+}
