@@ -124,6 +124,10 @@ struct Glue {
   // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
   // same rows keep their pages on one rank instead of pulling them back and forth.
   std::map<FollowKey, Site::State*> leaders;
+  // The site whose range the application thread is in: a loop started there (from a function
+  // its iterations call) would run only this rank's part of itself for this rank's part of
+  // the outer loop.
+  const Site::State* running = nullptr;
 };
 Glue& glue() {
   static Glue g;
@@ -469,6 +473,7 @@ Plan::iterator& Plan::iterator::operator++() {
 void Plan::range_started(std::size_t) {
   if (open_) return;
   open_ = true;
+  glue().running = &site_->state();
   started_ = wtime();
   const SchedTimes t = sched_times(glue().read_waiting);
   cpu_started_ = t.cpu;
@@ -478,6 +483,7 @@ void Plan::range_started(std::size_t) {
 void Plan::range_finished(std::size_t index) {
   if (!open_ || index >= ranges_.size()) return;
   open_ = false;
+  glue().running = nullptr;
   wall_[index] += wtime() - started_;
   const SchedTimes t = sched_times(glue().read_waiting);
   cpu_[index] += t.cpu - cpu_started_;
@@ -533,6 +539,13 @@ void Plan::publish() {
 Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses) {
   const long n = iteration_count(lb, ub, step);
   Site::State& st = site.state();
+  if (const Site::State* outer = glue().running) {
+    std::fprintf(stderr,
+                 "dsm: rank %d: loop %s starts inside an iteration of loop %s (from a function it calls): parallel "
+                 "loops cannot be nested, each rank would run only its part of the inner loop; mark only the outer one\n",
+                 rank(), st.name.c_str(), outer->name.c_str());
+    std::exit(1);
+  }
   const int nranks = nprocs(), me = rank();
   st.lb = lb, st.ub = ub, st.step = step;
   const Options& opts = run_options();  // a bad setting is refused at one rank too
