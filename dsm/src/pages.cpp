@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "diff.hpp"
 #include "heap.hpp"
@@ -193,6 +194,13 @@ void close_interval(bool at_barrier) {
   for (auto p : s.dirty) {
     auto& pg = s.pages[p];
     if (!pg.dirty) continue;  // a kept page that another rank's change closed
+    if (std::exchange(pg.ahead, false) && !pg.dirty_whole &&
+        std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) == 0) {
+      pg.twin.reset();  // opened ahead and not written
+      pg.dirty = false;
+      read_only.push_back(p);
+      continue;
+    }
     const bool rewritten = pg.written_epoch != ~0ull && s.epoch - pg.written_epoch <= 2;
     if (!pg.dirty_whole && kept.size() < max_kept && (pg.kept || (at_barrier && rewritten))) {
       if (!pg.kept) pg.idle = 0;
@@ -534,14 +542,15 @@ void renew_holds(std::uint32_t first, std::uint32_t last) {
   for (std::uint32_t p = first; p < last; ++p) s.claims[p].held_epoch = s.epoch;
 }
 
-void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
+void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from) {
   auto& s = state();
   std::vector<std::uint32_t> opened;
   std::uint64_t twins = 0;
   {
     std::lock_guard lk(s.mu);
     std::uint32_t open_idx = s.log.known(std::uint32_t(s.me));
-    for (auto page : pages) {
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      const std::uint32_t page = pages[i];
       auto& pg = s.pages[page];
       Claim& c = s.claims[page];
       const bool claimed = c.epoch == s.epoch && c.owner == s.me;
@@ -574,6 +583,7 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole) {
         ++twins;
       }
       pg.dirty = true;
+      pg.ahead = i >= guessed_from;
       s.dirty.push_back(page);
       opened.push_back(page);
     }
@@ -604,7 +614,20 @@ void on_fault(void* addr, bool is_write) {
     for (std::uint32_t p = page; p < s.next_fetch; ++p) run.push_back(p);
     make_valid(std::move(run));
   }
-  if (is_write) open_for_write(std::span(&page, 1), false);
+  if (!is_write) return;
+  // Likewise a write fault right after the run the last one opened is a sequential first
+  // write (a block written without dsm::own, an array initialized): the next pages of a
+  // run that doubles up to s.max_write_ahead are opened with it, those that are valid and
+  // neither open nor this rank's claim (a claim is opened without a twin, announced whole).
+  s.write_window = page == s.next_write ? std::min(2 * s.write_window, s.max_write_ahead) : 1;
+  s.next_write = std::min(page + s.write_window, s.heap_pages.load());
+  std::vector<std::uint32_t> run{page};
+  for (std::uint32_t p = page + 1; p < s.next_write; ++p) {
+    const Page& pg = s.pages[p];
+    const Claim& c = s.claims[p];
+    if (pg.valid && !pg.dirty && !pg.held && !(c.epoch == s.epoch && c.owner == s.me)) run.push_back(p);
+  }
+  open_for_write(run, false, 1);
 }
 
 void serve_diff_request(int src, codec::Reader& r) {

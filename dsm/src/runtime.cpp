@@ -147,6 +147,7 @@ void init(int, char**) {
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
     s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
+    s.max_write_ahead = std::uint32_t(env_int("DSM_WRITE_AHEAD", s.max_write_ahead, 1, 4096));
     mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once. Without dsmrun's count of

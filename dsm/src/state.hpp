@@ -73,6 +73,9 @@ struct alignas(64) Page {
   // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
   // twin belongs to the open interval.
   bool kept = false;
+  // Opened on a guess, ahead of a sequential run of write faults: at the interval end an
+  // unchanged one goes unannounced, so a guess past the end of the run costs no invalidation.
+  bool ahead = false;
   std::uint32_t idle = 0;               // interval ends a kept page went unchanged
   std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
   // Ranks that fetched this page from us in a small request (a halo): at each barrier where
@@ -191,6 +194,11 @@ struct State {
   std::uint64_t epoch = 0;                 // barriers completed
   std::uint32_t next_fetch = ~0u;   // the page after the last run a fault fetched (app thread)
   std::uint32_t fetch_window = 1;   // pages that run had
+  std::uint32_t next_write = ~0u;   // the same for the last run a write fault opened
+  std::uint32_t write_window = 1;
+  // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
+  // none). A rank that writes its block without dsm::own took a fault per page and interval.
+  std::uint32_t max_write_ahead = 64;
   bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
 
   // Replies for the application thread (diff replies, lock grants, barrier departures).
@@ -258,7 +266,9 @@ void renew_holds(std::uint32_t first, std::uint32_t last);
 // Gives the pages of [first, end) their pending whole notices back from whole_runs, before
 // anything reads or changes their `pending` or `valid`. Called with mu held.
 void take_whole(std::uint32_t first, std::uint32_t end);
-void open_for_write(std::span<const std::uint32_t> pages, bool whole);
+// Opens valid pages for writing (twins, or none when `whole`); pages[guessed_from..] are
+// opened ahead of the writes (Page::ahead).
+void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from = SIZE_MAX);
 void serve_diff_request(int src, codec::Reader& r);
 void garbage_collect();
 std::size_t protocol_bytes();

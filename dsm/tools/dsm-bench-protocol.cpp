@@ -3,6 +3,7 @@
 //   remote read fault served by one writer's diff   vs  SIGSEGV+mprotect round trip + 4 KiB echo
 //   lock acquire whose token is at another rank      vs  small-message echo
 //   barrier                                          vs  small-message echo
+//   first writes to pages in order, per page         with and without opening pages ahead
 // Medians over many repetitions; rank 0 prints.
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
@@ -121,12 +122,33 @@ int main(int argc, char** argv) {
     dsm::barrier();
     bar.push_back(dsm::wtime() - t0);
   }
+  // Rank 0 writes a word of each page in order, each time after a barrier closed them all:
+  // a fault per page, or a fault per run with the runs opened ahead.
+  const long run_pages = 1024;
+  auto* runs = dsm::alloc<std::uint64_t>(run_pages * page / 8);
+  auto& st = dsm::proto::state();
+  const std::uint32_t ahead = st.max_write_ahead;
+  const auto first_writes = [&](std::uint32_t max_ahead) {
+    st.max_write_ahead = max_ahead;
+    std::vector<double> t;
+    for (int i = 0; i < std::max(10, reps / 10); ++i) {
+      dsm::barrier();
+      if (me != 0) continue;
+      double t0 = dsm::wtime();
+      for (long p = 0; p < run_pages; ++p) runs[p * page / 8] = std::uint64_t(i);
+      t.push_back((dsm::wtime() - t0) / double(run_pages));
+    }
+    st.max_write_ahead = ahead;
+    return median(t);
+  };
+  const double write_each = first_writes(1), write_ahead = first_writes(ahead);
   if (me == 0) {
     std::printf("dsm-bench-protocol: %d ranks, provider %s, medians of %d\n", P,
                 dsm::proto::state().net->provider().c_str(), reps);
     row("remote read fault (one writer's diff)", median(fault), "fault+mprotect + 4 KiB echo", floor_fault + echo_page);
     row("lock acquire, token at another rank", median(lock), "16 B echo x 1.5 (3 one-way hops)", echo_small * 1.5);
     row("barrier", median(bar), "16 B echo", echo_small);
+    row("first write in order, per page, ahead", write_ahead, "a fault per page", write_each);
     std::printf("floors: fault+mprotect %.2f us, 4 KiB echo %.2f us, 16 B echo %.2f us\n", floor_fault * 1e6,
                 echo_page * 1e6, echo_small * 1e6);
   }

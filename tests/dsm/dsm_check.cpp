@@ -402,6 +402,39 @@ void fetch_ahead() {
   }
 }
 
+// Each rank writes its block of pages without dsm::own: in order, the write faults open the
+// next pages ahead in runs, a few faults instead of one per page; scattered, a page each.
+// The runs overshoot into the next rank's block, which that rank writes meanwhile: pages
+// opened ahead and not written must go unannounced, so every rank reads its own block after
+// the barrier without a fault, and every block holds its writer's words.
+void write_ahead() {
+  const long pages = 256, words = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(P * pages * words);
+  const auto value = [](long round, long p, long w) { return std::uint64_t(round) << 40 | std::uint64_t(p) << 12 | std::uint64_t(w); };
+  const auto& c = dsm::stats::counters();
+  for (int round = 1; round <= 4; ++round) {
+    const long before = long(c.write_faults.load());
+    for (long k = 0; k < pages; ++k) {
+      const long p = me * pages + (round == 2 ? (k * 97) % pages : k);  // 97 is prime to 256
+      for (long w = 0; w < words; ++w) sh[p * words + w] = value(round, p, w);
+    }
+    const long made = long(c.write_faults.load()) - before;
+    if (round == 2) expect(made <= pages, "write faults for scattered writes", me, made, pages);
+    else expect(made <= pages / 8, "write faults for writes in order", me, made, pages / 8);
+    dsm::barrier();
+    const long reads = long(c.read_faults.load());
+    for (long p = me * pages; p < (me + 1) * pages; ++p)
+      expect(sh[p * words + 7] == value(round, p, 7), "own block", p, long(sh[p * words + 7]), long(value(round, p, 7)));
+    expect(long(c.read_faults.load()) == reads, "read faults on the own block", me, long(c.read_faults.load()) - reads, 0);
+    for (long p = 0; p < P * pages; ++p)
+      for (long w = 0; w < words; w += 61)
+        expect(sh[p * words + w] == value(round, p, w), "block of another rank", p * words + w, long(sh[p * words + w]),
+               long(value(round, p, w)));
+    dsm::barrier();
+  }
+}
+
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
 // each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
 // longer than a kept page waits, close them); every rank increments a counter in page 0
@@ -548,6 +581,8 @@ int main(int argc, char** argv) {
     kept(120);
   } else if (mode == "fetch_ahead") {
     fetch_ahead();
+  } else if (mode == "write_ahead") {
+    write_ahead();
   } else if (mode == "shared_edge") {
     shared_edge(120);
   } else if (mode == "quiet_holds") {
