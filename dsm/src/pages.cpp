@@ -784,12 +784,17 @@ void post_inbox(std::span<const std::byte> payload) {
 }
 
 void fatal(const char* fmt, ...) {
-  std::fprintf(stderr, "dsm: rank %d: ", state().me);
+  // One write: the ranks share dsmrun's stderr, and a message in pieces gets interleaved
+  // with another rank's.
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "dsm: rank %d: ", state().me);
   va_list ap;
   va_start(ap, fmt);
-  std::vfprintf(stderr, fmt, ap);
+  n += std::vsnprintf(line + n, sizeof line - std::size_t(n) - 1, fmt, ap);
   va_end(ap);
-  std::fputc('\n', stderr);
+  n = std::min(n, int(sizeof line) - 2);
+  line[n] = '\n';
+  std::fwrite(line, 1, std::size_t(n) + 1, stderr);
   std::fflush(stderr);
   std::_Exit(1);
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <sched.h>
 
@@ -240,13 +241,30 @@ void barrier() {
 void lock_acquire(int id) {
   require_init("dsm::lock_acquire");
   if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_acquire(%d): lock ids run from 0 to %d", id, lock_count - 1);
-  if (state().nprocs > 1) proto::acquire(id);
+  auto& s = state();
+  bool held;
+  {
+    std::lock_guard lk(s.mu);
+    held = s.tokens[id].in_use;
+    // One rank has no protocol to run: the token only records the hold, for the checks.
+    if (s.nprocs == 1) s.tokens[id].in_use = true;
+  }
+  // A second acquire would wait for itself at several ranks (or pass at one), and the
+  // release after it would be blamed.
+  if (held) proto::fatal("dsm::lock_acquire(%d): this rank holds that lock already (locks are not recursive)", id);
+  if (s.nprocs > 1) proto::acquire(id);
 }
 
 void lock_release(int id) {
   require_init("dsm::lock_release");
   if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_release(%d): lock ids run from 0 to %d", id, lock_count - 1);
-  if (state().nprocs > 1) proto::release(id);
+  auto& s = state();
+  if (s.nprocs > 1) {
+    proto::release(id);
+    return;
+  }
+  if (!std::exchange(s.tokens[id].in_use, false))
+    proto::fatal("dsm::lock_release(%d) of a lock this rank does not hold", id);
 }
 
 void prefetch(const void* addr, std::size_t bytes, Mode mode) {
@@ -343,6 +361,8 @@ void* alloc_bytes(std::size_t count, std::size_t size) {
 }
 
 void set_barrier_blob(std::vector<std::byte> blob) { state().my_blob = std::move(blob); }
+
+void set_barrier_hook(void (*hook)()) { state().barrier_hook = hook; }
 
 const std::vector<std::vector<std::byte>>& barrier_blobs() {
   auto& s = state();

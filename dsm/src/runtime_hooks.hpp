@@ -17,6 +17,10 @@ void set_barrier_blob(std::vector<std::byte> blob);
 const std::vector<std::vector<std::byte>>& barrier_blobs();
 // Number of barriers completed so far.
 std::uint64_t barrier_count();
+// Called on every rank after every barrier, with every rank's blob of it known: the
+// balancer takes the figures in there and checks that the ranks ran the same loops. A
+// rank's blob goes with one barrier only (empty at the next, unless set again).
+void set_barrier_hook(void (*hook)());
 
 // Records that, until the next barrier, rank `owner` alone writes the pages of
 // [addr, addr+bytes). Collective in effect: every rank must make the same calls in the same

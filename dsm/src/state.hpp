@@ -212,6 +212,7 @@ struct State {
 
   std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
   std::vector<std::byte> my_blob;
+  void (*barrier_hook)() = nullptr;
   std::size_t gc_bound = 256u << 20;
   bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk

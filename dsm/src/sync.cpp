@@ -215,6 +215,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
       const Interval* newest = mine.empty() ? nullptr : mine.back();
       s.last_sent_interval = s.log.known(std::uint32_t(s.me));
       w.bytes(s.my_blob);
+      s.my_blob.clear();
       w.put(call);
       w.put<std::uint64_t>(collecting ? 0 : s.diff_bytes + s.log.bytes());
       encode_pushes(w, newest);
@@ -263,6 +264,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     c.barriers.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t bytes = protocol_bytes();
     if (bytes > c.protocol_bytes_peak.load()) c.protocol_bytes_peak.store(bytes);
+    if (s.barrier_hook) s.barrier_hook();
     if (!gc) return;
   }
   garbage_collect();

@@ -12,6 +12,8 @@
 //   fault_program wild           a write outside the shared region (must crash with SIGSEGV)
 //   fault_program alloc_sizes    ranks call dsm::alloc with different sizes
 //   fault_program lock_range     a lock id out of range
+//   fault_program lock_twice     a lock acquired again by the rank that holds it
+//   fault_program lock_not_held  a lock released by a rank that does not hold it
 //   fault_program lock_barrier   a barrier entered holding a lock another rank asked for
 //   fault_program lock_in_barrier    the same, asked for while the holder is in the barrier
 //   fault_program lock_after_barrier a lock held through barriers, asked for after them (ok)
@@ -149,6 +151,11 @@ int main(int argc, char** argv) {
   else if (where == "alloc_sizes") dsm::alloc<char>(4096 * (1 + dsm::rank()));
   else if (where == "alloc_count") dsm::alloc<double>(static_cast<std::size_t>(std::strtoll(argv[2], nullptr, 0)));
   else if (where == "lock_range") dsm::lock_acquire(dsm::max_locks());
+  else if (where == "lock_twice") {
+    dsm::lock_acquire(3);
+    dsm::lock_acquire(3);
+  } else if (where == "lock_not_held")
+    dsm::lock_release(3);
   else if (where == "lock_barrier") {
     // Rank 0 enters a barrier holding lock 0, which rank 1 has asked for.
     if (dsm::rank() == 0) {
