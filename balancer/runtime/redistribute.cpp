@@ -293,14 +293,6 @@ void check_same_loops(const std::vector<std::optional<Published>>& published) {
       per_rank[r] = &f;
     }
   for (const auto& [id, per_rank] : by_site) {
-    std::string name;
-    for (const Site::State* st : glue().sites)
-      if (st->id == id) name = st->name;
-    if (name.empty()) {
-      char hex[32];
-      std::snprintf(hex, sizeof hex, "#%016llx", static_cast<unsigned long long>(id));
-      name = hex;
-    }
     std::vector<std::size_t> ran, skipped;
     for (std::size_t r = 0; r < per_rank.size(); ++r) (per_rank[r] ? ran : skipped).push_back(r);
     const SiteFigures& a = *per_rank[ran.front()];
@@ -335,6 +327,14 @@ void check_same_loops(const std::vector<std::optional<Published>>& published) {
       }
     }
     if (why.empty()) continue;
+    std::string name;
+    for (const Site::State* st : glue().sites)
+      if (st->id == id) name = st->name;
+    if (name.empty()) {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "#%016llx", static_cast<unsigned long long>(id));
+      name = hex;
+    }
     const std::string line = "dsm: rank " + std::to_string(rank()) + ": loop " + name + " " + why + "\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::exit(1);
@@ -629,8 +629,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
         resolve_policy(st.requested.value_or(opts.policy), affine, whole);
     st.resolved = true;
   }
-  static const bool hooked = (detail::set_barrier_hook([] { harvest(glue()); }), true);
-  (void)hooked;
+  detail::set_barrier_hook([] { harvest(glue()); });
   harvest(glue());  // every barrier's figures, whichever site runs after it
   const double now = wtime();
   st.period = st.started > 0 ? now - st.started : 0;
