@@ -605,6 +605,12 @@ void Plan::publish() {
 Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses) {
   const long n = iteration_count(lb, ub, step);
   Site::State& st = site.state();
+  if (!detail::joined()) {
+    // Every rank would run the whole loop, on shared arrays that do not exist yet or any more.
+    std::fprintf(stderr, "dsm: loop %s runs outside the job: parallel loops run between dsm::init and dsm::finalize\n",
+                 st.name.c_str());
+    std::exit(2);
+  }
   if (const Site::State* outer = glue().running) {
     std::fprintf(stderr,
                  "dsm: rank %d: loop %s starts inside an iteration of loop %s (from a function it calls): parallel "

@@ -229,8 +229,16 @@ void finalize() {
   g_finalized = true;
 }
 
-int rank() { return state().me; }
-int nprocs() { return state().nprocs; }
+// Before dsm::init every process would be rank 0 of 1; after dsm::finalize the job's
+// figures still hold (results are often printed by rank 0 then).
+int rank() {
+  if (!g_finalized) require_init("dsm::rank");
+  return state().me;
+}
+int nprocs() {
+  if (!g_finalized) require_init("dsm::nprocs");
+  return state().nprocs;
+}
 int max_locks() { return lock_count; }
 
 void barrier() {
@@ -330,6 +338,8 @@ void own(int owner, const void* addr, std::size_t bytes) {
 double wtime() { return stats::now_ns() * 1e-9; }
 
 namespace detail {
+
+bool joined() { return g_initialized; }
 
 void* alloc_bytes(std::size_t count, std::size_t size) {
   require_init("dsm::alloc");

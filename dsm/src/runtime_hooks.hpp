@@ -9,6 +9,9 @@
 
 namespace dsm::detail {
 
+// Whether dsm::init has run and dsm::finalize has not.
+bool joined();
+
 // Bytes this rank attaches to its next barrier arrival (replacing any earlier blob). The
 // barrier carries them to every rank, so the balancer needs no messages of its own.
 void set_barrier_blob(std::vector<std::byte> blob);

@@ -10,12 +10,14 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.hpp"
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +28,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "board.hpp"
@@ -184,6 +187,74 @@ class Job {
   clock_type::time_point watched_;
 };
 
+// Every DSM_* variable that something reads: the runtime and the job (dsm/src), the balancer
+// (balancer/model.cpp), dsmc++, and the test scripts. Any other DSM_* name is most likely a
+// misspelling, which would otherwise be ignored in silence.
+constexpr std::string_view known_variables[] = {
+    "DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER", "DSM_HOST_RANKS",
+    "DSM_HOST_CPUS", "DSM_POLL_US", "DSM_WRITE_AHEAD", "DSM_GC_BOUND", "DSM_REGION_SIZE",
+    "DSM_REGION_BASE", "DSM_POPULATE", "DSM_HEAP_STEP", "DSM_DIFF_KERNEL", "DSM_LB", "DSM_LB_WARMUP",
+    "DSM_LB_THRESHOLD", "DSM_LB_EVIDENCE", "DSM_LB_MIN_MOVE", "DSM_LB_HEADROOM", "DSM_LB_FILTER",
+    "DSM_LB_COST_BENEFIT", "DSM_LB_CHANGE_COST", "DSM_LB_PREFETCH", "DSM_LB_BULK_WRITE",
+    "DSM_LB_EXCLUSIVE", "DSM_LB_TRACE", "DSM_CXX", "DSM_SANITIZE_BUILD_TYPE", "DSM_TEST_TIME_SCALE",
+    "DSM_EXPECT_MARKER", "DSM_TEST_HOST"};
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A warning, not an error: the ranks still run, with the setting's default.
+void warn_unknown_variables(const std::vector<std::string>& extra_env) {
+  std::vector<std::string> names;
+  for (char** e = environ; *e; ++e) names.emplace_back(*e, std::strcspn(*e, "="));
+  for (const auto& kv : extra_env) names.push_back(kv.substr(0, kv.find('=')));
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& name : names) {
+    if (name.rfind("DSM_", 0) != 0 ||
+        std::find(std::begin(known_variables), std::end(known_variables), name) != std::end(known_variables))
+      continue;
+    std::string_view closest;
+    std::size_t best = 3;  // more edits than this is another name, not a misspelling
+    for (const auto known : known_variables)
+      if (const std::size_t d = edit_distance(name, known); d < best) best = d, closest = known;
+    std::fprintf(stderr, "dsmrun: warning: nothing reads %s%s%.*s%s (the settings are listed in the README)\n",
+                 name.c_str(), closest.empty() ? "" : "; did you mean ", int(closest.size()), closest.data(),
+                 closest.empty() ? "" : "?");
+  }
+}
+
+// Why execvp would fail to start the program, found out before any rank starts: otherwise
+// every forked rank prints it and exits 127 while the others wait for it.
+std::string program_problem(const std::string& program) {
+  const auto problem = [](const std::string& path) -> int {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.find('/') != std::string::npos) {
+    const int e = problem(program);
+    return e ? std::strerror(e) : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/bin:/usr/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (problem((dir.empty() ? "." : dir) + "/" + program) == 0) return "";
+  return "not found in PATH";
+}
+
 // auto: srun inside a Slurm allocation unless hosts or a launch command were given, else
 // forked here and through the launch command elsewhere.
 Start Job::resolve_launcher() const {
@@ -283,7 +354,6 @@ void Job::spawn(int r) {
   env.emplace_back("DSM_HOST_RANKS", std::to_string(std::count_if(ranks_.begin(), ranks_.end(), same_host)));
   if (rk.local) env.emplace_back("DSM_HOST_CPUS", std::to_string(cpus_.size()));
   if (!opt_.lb.empty()) env.emplace_back("DSM_LB", opt_.lb);
-  if (opt_.stats) env.emplace_back("DSM_STATS", "1");
   for (const auto& kv : opt_.env) {
     const auto eq = kv.find('=');
     env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
@@ -457,6 +527,14 @@ void Job::reap() {
 
 int Job::run() {
   assign_hosts();
+  warn_unknown_variables(opt_.env);
+  if (std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.start == Start::fork; }))
+    if (const std::string why = program_problem(opt_.command.front()); !why.empty()) {
+      const bool number = opt_.command.front().find_first_not_of("0123456789.") == std::string::npos;
+      std::fprintf(stderr, "dsmrun: cannot run %s: %s%s\n", opt_.command.front().c_str(), why.c_str(),
+                   number && opt_.watch > 0 ? " (--watch takes its period joined to it: --watch=S)" : "");
+      return 127;
+    }
   open_rendezvous();
   if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe failed");
   struct sigaction sa{};
@@ -635,8 +713,8 @@ bool Job::print_stats() const {
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"dsmrun: run a DSM program on N ranks (like mpirun)"};
-  app.add_option("-n,--np", opt.n, "number of ranks")->required()->check(CLI::Range(1, 4096));
-  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->delimiter(',')->allow_extra_args(false);
+  app.add_option("-n,--np", opt.n, "number of ranks (mpirun's -np N works too)")->required()->check(CLI::Range(1, 4096));
+  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->option_text("HOST,HOST,...")->delimiter(',')->allow_extra_args(false);
   app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
   auto* launch = app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
   app.add_option("--launcher", opt.launcher,
@@ -677,14 +755,23 @@ int main(int argc, char** argv) {
           return what.substr(what.find(": ") + 2);
         }
       });
-  app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->allow_extra_args(false)->check([](const std::string& s) {
+  app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->option_text("K=V")->allow_extra_args(false)->check([](const std::string& s) {
     return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
   });
   // Everything from the program on belongs to the program, even options dsmrun also has.
   app.prefix_command();
   app.footer("Usage: dsmrun -n N [options] ./prog args...");
-  dsm::cli::parse_or_exit(app, argc, argv);
+  // mpirun's -np N, which CLI11 would read as -n p; a -np from the program on is the program's.
+  std::vector<char*> args(argv, argv + argc);
+  std::vector<int> np_at;
+  static char long_np[] = "--np";
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-np") == 0) args[i] = long_np, np_at.push_back(i);
+  dsm::cli::parse_or_exit(app, argc, args.data());
   opt.command = app.remaining();
+  const int program_at = argc - int(opt.command.size());
+  for (const int i : np_at)
+    if (i >= program_at) opt.command[i - program_at] = argv[i];
   if (!watch.empty()) {
     char* end = nullptr;
     opt.watch = std::strtod(watch.c_str(), &end);

@@ -3,14 +3,22 @@
 //   bounds_mismatch bounds N  its bound differs between ranks; the loop runs N times
 //   bounds_mismatch rank0 N   it sits inside `if (dsm::rank() == 0)`
 //   bounds_mismatch times     rank 1 runs it twice between two barriers, the others once
+//   bounds_mismatch early     a marked loop runs before dsm::init
 #include <dsm/dsm.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 int main(int argc, char** argv) {
-  dsm::init(argc, argv);
   const std::string mode = argc > 1 ? argv[1] : "bounds";
+  if (mode == "early") {
+    double early[64];
+    double* sh_early = early;
+#pragma dsm parallel for
+    for (long i = 0; i < 64; ++i) sh_early[i] = i;
+    std::printf("%g\n", sh_early[63]);
+  }
+  dsm::init(argc, argv);
   const int runs = argc > 2 ? std::atoi(argv[2]) : 1;
   const long n = 4096;
   double* sh_a = dsm::alloc<double>(n);

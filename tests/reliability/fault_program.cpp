@@ -18,6 +18,7 @@
 //   fault_program lock_in_barrier    the same, asked for while the holder is in the barrier
 //   fault_program lock_after_barrier a lock held through barriers, asked for after them (ok)
 //   fault_program region_taken   something is mapped at DSM_REGION_BASE before dsm::init
+//   fault_program rank_before_init  dsm::rank() before dsm::init
 //   fault_program ok             a short correct run (the job must succeed)
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
       return 4;
     }
   }
+  if (where == "rank_before_init") return dsm::rank();
   dsm::init(argc, argv);
   if (where == "fetch") during_fetch(victim, how);
   else if (where == "lock") holding_lock(victim, how);

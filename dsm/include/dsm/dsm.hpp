@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 namespace dsm {
 
@@ -16,6 +17,7 @@ void init(int argc, char** argv);
 // Waits for every rank, prints/sends statistics, and leaves the job. Collective.
 void finalize();
 
+// This rank's number and the job's size: from dsm::init on (still valid after dsm::finalize).
 int rank();
 int nprocs();
 
@@ -58,9 +60,13 @@ void* alloc_bytes(std::size_t count, std::size_t size);
 }
 
 // Collective: n zero-filled, page-aligned objects of type T in the shared region.
-// alloc<double[M]>(n) returns double (*)[M].
+// alloc<double[M]>(n) returns double (*)[M]. No constructor runs: the objects start as zero
+// bytes (0, 0.0, a null pointer), and ranks exchange them as bytes.
 template <class T>
 T* alloc(std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "dsm::alloc<T>: T must be trivially copyable (no std::string, std::vector, ...): ranks "
+                "exchange shared objects as bytes, and no constructor or destructor runs for them");
   return static_cast<T*>(detail::alloc_bytes(n, sizeof(T)));
 }
 
