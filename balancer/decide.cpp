@@ -147,20 +147,32 @@ void place_for_locality(std::vector<long>& cuts, const Profile& prof, const std:
   for (std::size_t j = 1; j + 1 < cuts.size(); ++j) {
     const long lo = cuts[j - 1], hi = std::max(lo, balanced[j + 1]);
     const long b = std::clamp(balanced[j], lo, hi);
+    const double at_b = prof.at(b);
     long best = b;
-    double best_cost = INFINITY, wrong = 0;  // wrong: one-time page cost relative to k = lo
-    for (long k = lo; k <= hi; ++k) {
-      if (k > lo) {
-        const int h = t.holder[k - 1];
-        if (h >= static_cast<int>(j)) wrong += static_cast<double>(t.fresh[k - 1]);
-        else if (h >= 0) wrong -= static_cast<double>(t.fresh[k - 1]);
-      }
-      const double moved = prof.at(k) - prof.at(b);
+    double best_cost = INFINITY;
+    // `wrong`: the one-time page cost of a cut at k relative to one at lo (the pages of
+    // [lo, k) whose holder is on the right of cut j count for it, the others against it).
+    const auto consider = [&](long k, long shared, double wrong) {
+      const double moved = prof.at(k) - at_b;
       const double imbalance = std::abs(moved) / speed[moved > 0 ? j - 1 : j];
-      const double cost = horizon * (imbalance + page_s * static_cast<double>(t.shared[k])) +
+      const double cost = horizon * (imbalance + page_s * static_cast<double>(shared)) +
                           wrong * (recurring ? page_s * horizon : move_s);
       if (cost < best_cost - 1e-15) best_cost = cost, best = k;
+    };
+    // Within a piece only the imbalance changes from one cut to the next, so the cuts worth
+    // costing are its first iteration and, after it, the one nearest the balanced cut.
+    double wrong = 0;
+    for (std::size_t p = lo < t.n ? t.piece_of(lo) : t.pieces(); p < t.pieces() && t.begin(p) <= hi; ++p) {
+      const long first = std::max(t.begin(p), lo), last = std::min(t.end(p) - 1, hi);
+      consider(first, t.shared_in(p, first), wrong);
+      if (first == t.begin(p) && t.holder(p) >= 0)
+        wrong += (t.holder(p) >= static_cast<int>(j) ? 1.0 : -1.0) * static_cast<double>(t.fresh(p));
+      if (last > first) {
+        const long k = std::clamp(b, first + 1, last);
+        consider(k, t.shared_in(p, k), wrong);
+      }
     }
+    if (hi >= t.n) consider(t.n, 0, wrong);
     cuts[j] = best;
   }
 }
@@ -267,8 +279,8 @@ std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& pro
   }
   if (written > 2 * static_cast<long>(m.assign.size() * g.sections.size())) return std::nullopt;
   std::vector<long> held(m.assign.size(), 0);  // iterations whose pages each rank holds
-  for (const int h : t.holder)
-    if (h >= 0 && h < static_cast<int>(held.size())) ++held[h];
+  for (const IterationPages::Held& h : t.held())
+    if (h.holder >= 0 && h.holder < static_cast<int>(held.size())) held[h.holder] += h.end - h.begin;
   const auto owner = std::max_element(held.begin(), held.end()) - held.begin();
   if (held[owner] == 0) return std::nullopt;
   Assignment whole(m.assign.size());
@@ -401,13 +413,6 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   ++m.observed;
 }
 
-long owner_changes(const Assignment& a, const Assignment& b, long n) {
-  const std::vector<int> x = owners(a, n), y = owners(b, n);
-  long moved = 0;
-  for (long k = 0; k < n; ++k) moved += x[k] != y[k];
-  return moved;
-}
-
 // Pages the busiest rank moves in a change from `from` to `to`.
 long busiest_pages(const IterationPages& t, const Assignment& from, const Assignment& to) {
   const std::vector<long> by_rank = pages_moved_by_rank(t, from, to);
@@ -427,7 +432,7 @@ void watch_from(SiteModel& m, double estimate) {
 // `short_rank`: the rank the change gives less to make up for its slowness (-1: none).
 void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank) {
   watch_from(m, estimate);
-  m.iterations_moved += owner_changes(m.assign, next, m.n);
+  m.iterations_moved += iterations_moved(m.assign, next, m.n);
   m.pages_moved += pages_moved(t, m.assign, next);
   ++m.redistributions;
   m.assign = std::move(next);

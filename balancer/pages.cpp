@@ -59,32 +59,6 @@ int Geometry::holder(long k) const {
   return who;
 }
 
-std::vector<long> Geometry::new_pages(long n) const {
-  std::vector<long> fresh(static_cast<std::size_t>(std::max(0L, n)), 0);
-  for (std::size_t s = 0; s < sections.size(); ++s) {
-    // Iterations move monotonically through memory, so "new" means beyond the frontier.
-    bool seen = false;
-    long lo_seen = 0, hi_seen = 0;
-    for (long k = 0; k < n; ++k) {
-      const PageRange r = pages(s, k);
-      if (r.first > r.last) continue;
-      long count = r.last - r.first + 1;
-      if (seen) {
-        const long overlap = std::min(r.last, hi_seen) - std::max(r.first, lo_seen) + 1;
-        count -= std::max(0L, overlap);
-        lo_seen = std::min(lo_seen, r.first);
-        hi_seen = std::max(hi_seen, r.last);
-      } else {
-        seen = true;
-        lo_seen = r.first;
-        hi_seen = r.last;
-      }
-      fresh[k] += std::max(0L, count);
-    }
-  }
-  return fresh;
-}
-
 void record_writer(WriterRuns& w, long first, long last, int writer) {
   if (first > last) return;
   auto& runs = w.runs;
@@ -123,42 +97,160 @@ std::vector<int> owners(const Assignment& a, long n) {
   return own;
 }
 
-IterationPages::IterationPages(const Geometry& g, long n)
-    : n(std::max(0L, n)), known(g.known()), fresh(g.new_pages(this->n)), holder(this->n), shared(this->n + 1) {
-  for (long k = 0; k < this->n; ++k) {
-    holder[k] = g.holder(k);
-    shared[k] = g.shared_at(k, this->n);
+namespace {
+
+// First index after k, up to n, at which section s writes other pages than at k (n: none).
+// A section's pages move one way as k grows, so once they differ they stay different.
+long next_change(const Geometry& g, std::size_t s, long k, long n) {
+  const PageRange here = g.pages(s, k);
+  const auto differs = [&](long j) {
+    const PageRange r = g.pages(s, j);
+    return r.first != here.first || r.last != here.last;
+  };
+  if (k + 1 >= n || differs(k + 1)) return std::min(k + 1, n);  // a section that moves a page or more per iteration
+  long lo = k + 2, hi = n;
+  while (lo < hi) {
+    const long mid = lo + (hi - lo) / 2;
+    if (differs(mid)) hi = mid;
+    else lo = mid + 1;
   }
+  return lo;
+}
+
+}  // namespace
+
+IterationPages::IterationPages(const Geometry& g, long n) : n(std::max(0L, n)), known(g.known()) {
+  start_.push_back(0);
+  for (std::size_t s = 0; s < g.sections.size(); ++s)
+    for (long k = 0; (k = next_change(g, s, k, this->n)) < this->n;) start_.push_back(k);
+  std::sort(start_.begin(), start_.end());
+  start_.erase(std::unique(start_.begin(), start_.end()), start_.end());
+  if (this->n == 0) start_.clear();
+  start_.push_back(this->n);
+  // Iterations move monotonically through memory, so a piece's new pages are those beyond
+  // the frontier of every section's earlier pages.
+  std::vector<PageRange> seen(g.sections.size(), PageRange{1, 0});
+  fresh_sum_.push_back(0);
+  for (std::size_t p = 0; p < pieces(); ++p) {
+    const long k = start_[p];
+    long fresh = 0;
+    for (std::size_t s = 0; s < g.sections.size(); ++s) {
+      const PageRange r = g.pages(s, k);
+      if (r.first > r.last) continue;
+      PageRange& f = seen[s];
+      long count = r.last - r.first + 1;
+      if (f.first <= f.last) {
+        count -= std::max(0L, std::min(r.last, f.last) - std::max(r.first, f.first) + 1);
+        f = {std::min(f.first, r.first), std::max(f.last, r.last)};
+      } else {
+        f = r;
+      }
+      fresh += std::max(0L, count);
+    }
+    fresh_.push_back(fresh);
+    fresh_sum_.push_back(fresh_sum_.back() + fresh);
+    holder_.push_back(g.holder(k));
+    if (held_.empty() || held_.back().holder != holder_.back()) held_.push_back({k, end(p), holder_.back()});
+    else held_.back().end = end(p);
+    at_start_.push_back(g.shared_at(k, this->n));
+    inside_.push_back(end(p) - k > 1 ? g.shared_at(k + 1, this->n) : 0);
+  }
+}
+
+std::size_t IterationPages::piece_of(long k) const {
+  return static_cast<std::size_t>(std::upper_bound(start_.begin(), start_.end() - 1, k) - start_.begin()) - 1;
+}
+
+long IterationPages::shared_at(long k) const {
+  if (k <= 0 || k >= n) return 0;
+  return shared_in(piece_of(k), k);
+}
+
+long IterationPages::fresh_before(long k) const {
+  if (k <= 0) return 0;
+  return fresh_sum_[static_cast<std::size_t>(std::lower_bound(start_.begin(), start_.end() - 1, k) - start_.begin())];
 }
 
 namespace {
 
-// Calls f(pages, a, b) for each iteration whose written pages pass between ranks a and b:
-// pages that change owner (from, to), whose last writer is not their owner (holder, owner),
-// or that both sides of a cut write (left, right). One walk serves the totals and the
-// per-rank counts.
+// An assignment as runs of one owner that cover [0, n) in order (-1: no rank's iterations),
+// neighbouring runs of one owner merged: O(spans) where owners() is O(n).
+struct OwnerRun {
+  long begin;
+  long end;
+  int owner;
+};
+
+std::vector<OwnerRun> owner_runs(const Assignment& a, long n) {
+  std::vector<OwnerRun> spans;
+  for (std::size_t r = 0; r < a.size(); ++r)
+    for (const Span& s : a[r])
+      if (std::max(0L, s.begin) < std::min(n, s.end))
+        spans.push_back({std::max(0L, s.begin), std::min(n, s.end), static_cast<int>(r)});
+  std::sort(spans.begin(), spans.end(), [](const OwnerRun& x, const OwnerRun& y) { return x.begin < y.begin; });
+  std::vector<OwnerRun> runs;
+  const auto add = [&](long begin, long end, int owner) {
+    if (begin >= end) return;
+    if (!runs.empty() && runs.back().owner == owner) runs.back().end = end;
+    else runs.push_back({begin, end, owner});
+  };
+  long at = 0;
+  for (const OwnerRun& s : spans) {
+    add(at, s.begin, -1);
+    add(std::max(at, s.begin), s.end, s.owner);
+    at = std::max(at, s.end);
+  }
+  add(at, n, -1);
+  return runs;
+}
+
+// Calls f(begin, end, owner under a, owner under b) for the stretches of [0, n) over which
+// both keep one owner.
+template <class F>
+void each_stretch(const Assignment& a, const Assignment& b, long n, F f) {
+  const std::vector<OwnerRun> x = owner_runs(a, n), y = owner_runs(b, n);
+  for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    const long begin = std::max(x[i].begin, y[j].begin), end = std::min(x[i].end, y[j].end);
+    f(begin, end, x[i].owner, y[j].owner);
+    if (x[i].end == end) ++i;
+    if (y[j].end == end) ++j;
+  }
+}
+
+// Calls f(pages, a, b) for the written pages that pass between ranks a and b: pages that
+// change owner (from, to), whose last writer is not their owner (holder, owner), or that
+// both sides of a cut write (left, right). One walk serves the totals and the per-rank
+// counts.
 template <class F>
 void each_moved(const IterationPages& t, const Assignment& from, const Assignment& to, F f) {
   if (!t.known) return;
-  const std::vector<int> a = owners(from, t.n), b = owners(to, t.n);
-  for (long k = 0; k < t.n; ++k)
-    if (a[k] != b[k]) f(t.fresh[k], a[k], b[k]);
+  each_stretch(from, to, t.n, [&](long begin, long end, int a, int b) {
+    if (a != b) f(t.fresh_before(end) - t.fresh_before(begin), a, b);
+  });
 }
 
 template <class F>
 void each_conflict(const IterationPages& t, const Assignment& a, F f) {
   if (!t.known) return;
-  const std::vector<int> own = owners(a, t.n);
-  for (long k = 0; k < t.n; ++k)
-    if (const int h = t.holder[k]; h >= 0 && h != own[k]) f(t.fresh[k], h, own[k]);
+  const std::vector<OwnerRun> runs = owner_runs(a, t.n);
+  std::size_t r = 0;
+  for (const IterationPages::Held& h : t.held()) {
+    if (h.holder < 0) continue;
+    while (runs[r].end <= h.begin) ++r;
+    // A piece's new pages go with its first iteration, and so with that iteration's owner.
+    for (std::size_t q = r; q < runs.size() && runs[q].begin < h.end; ++q)
+      if (runs[q].owner != h.holder) {
+        const long begin = std::max(h.begin, runs[q].begin), end = std::min(h.end, runs[q].end);
+        if (const long pages = t.fresh_before(end) - t.fresh_before(begin); pages > 0) f(pages, h.holder, runs[q].owner);
+      }
+  }
 }
 
 template <class F>
 void each_shared(const IterationPages& t, const Assignment& a, F f) {
   if (!t.known) return;
-  const std::vector<int> own = owners(a, t.n);
-  for (long k = 1; k < t.n; ++k)
-    if (own[k] != own[k - 1]) f(t.shared[k], own[k - 1], own[k]);
+  const std::vector<OwnerRun> runs = owner_runs(a, t.n);
+  for (std::size_t r = 1; r < runs.size(); ++r) f(t.shared_at(runs[r].begin), runs[r - 1].owner, runs[r].owner);
 }
 
 struct Total {
@@ -176,6 +268,12 @@ struct PerRank {
 };
 
 }  // namespace
+
+long iterations_moved(const Assignment& from, const Assignment& to, long n) {
+  long moved = 0;
+  each_stretch(from, to, n, [&](long begin, long end, int a, int b) { moved += a != b ? end - begin : 0; });
+  return moved;
+}
 
 long pages_moved(const IterationPages& t, const Assignment& from, const Assignment& to) {
   Total c;

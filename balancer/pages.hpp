@@ -48,8 +48,6 @@ struct Geometry {
   long shared_at(long k, long n) const;
   // Last writer of the pages written at index k when all agree, -1 otherwise.
   int holder(long k) const;
-  // Pages (counted once) each iteration writes that an earlier iteration did not.
-  std::vector<long> new_pages(long n) const;
 };
 
 // Which rank wrote which pages in earlier executions of every site, as runs of pages. The
@@ -64,18 +62,53 @@ std::vector<int> writers_of(const WriterRuns& w, long first, long last);
 // Owner of each iteration index under an assignment.
 std::vector<int> owners(const Assignment& a, long n);
 
-// What the page counts below ask of a geometry at each iteration of [0, n), found in one
-// walk of its sections: the balancer weighs several candidate assignments against the same
-// geometry in one execution, and each count is then a walk of n entries.
-struct IterationPages {
+// What the page counts below ask of a geometry, for the iterations [0, n) cut into pieces
+// over which every section writes the same pages: a piece's first iteration may write pages
+// no earlier one did, its others none, and all of them write the same pages, last written by
+// the same rank. A loop of 200 000 short iterations writing 400 pages is then 400 pieces
+// (more only where an iteration's pages span several), and the balancer, which weighs
+// several candidate assignments against one geometry at every execution, walks pieces and
+// spans instead of iterations.
+class IterationPages {
+ public:
   IterationPages(const Geometry& g, long n);
   long n = 0;
-  bool known = false;        // g.known()
-  std::vector<long> fresh;   // g.new_pages(n)
-  std::vector<int> holder;   // g.holder(k)
-  std::vector<long> shared;  // g.shared_at(k, n), for k in [0, n]
+  bool known = false;  // g.known()
+
+  std::size_t pieces() const { return start_.size() - 1; }
+  long begin(std::size_t p) const { return start_[p]; }
+  long end(std::size_t p) const { return start_[p + 1]; }
+  long fresh(std::size_t p) const { return fresh_[p]; }    // pages no earlier iteration wrote
+  int holder(std::size_t p) const { return holder_[p]; }   // g.holder of its iterations
+  // The piece holding iteration k (0 <= k < n).
+  std::size_t piece_of(long k) const;
+  // Pages written both before and from iteration k, g.shared_at(k, n).
+  long shared_at(long k) const;
+  // The same for an iteration k of piece p, without looking the piece up.
+  long shared_in(std::size_t p, long k) const { return k == start_[p] ? at_start_[p] : inside_[p]; }
+  // Pages first written by the iterations [0, k).
+  long fresh_before(long k) const;
+  // Neighbouring pieces of one holder, merged: [begin, end) written to pages last written by
+  // `holder` (-1: by nobody, or by different ranks).
+  struct Held {
+    long begin;
+    long end;
+    int holder;
+  };
+  const std::vector<Held>& held() const { return held_; }
+
+ private:
+  std::vector<long> start_;    // pieces' first iterations, then n
+  std::vector<long> fresh_;    // per piece
+  std::vector<int> holder_;    // per piece
+  std::vector<long> at_start_; // per piece: shared_at(begin)
+  std::vector<long> inside_;   // per piece: shared_at(k) for begin < k < end
+  std::vector<long> fresh_sum_;  // fresh of the pieces before each piece, then the total
+  std::vector<Held> held_;
 };
 
+// Iterations whose owner differs between `from` and `to`.
+long iterations_moved(const Assignment& from, const Assignment& to, long n);
 // Written pages that change owner from `from` to `to` (estimated per iteration).
 long pages_moved(const IterationPages& t, const Assignment& from, const Assignment& to);
 // Written pages whose last writer (holders) is another rank than their owner under `a`.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -57,6 +58,113 @@ TEST_CASE("page counts per rank: each page for both ranks it passes between") {
   half.sections[0].holders = {2, 2, -1, -1, -1};  // rows 0-3 last written by rank 2
   CHECK(conflicts(IterationPages(half, 10), odd) == 2);
   CHECK(page_traffic_by_rank(IterationPages(half, 10), odd, true) == std::vector<long>{3, 2, 3});
+}
+
+namespace {
+
+// The page counts by their definition, one iteration at a time: what IterationPages' pieces
+// must reproduce.
+struct Reference {
+  std::vector<long> fresh, shared;
+  std::vector<int> holder;
+  Reference(const Geometry& g, long n) : fresh(n, 0), shared(n + 1, 0), holder(n) {
+    for (std::size_t s = 0; s < g.sections.size(); ++s) {
+      bool seen = false;
+      PageRange f{1, 0};
+      for (long k = 0; k < n; ++k) {
+        const PageRange r = g.pages(s, k);
+        if (r.first > r.last) continue;
+        long count = r.last - r.first + 1;
+        if (seen) count -= std::max(0L, std::min(r.last, f.last) - std::max(r.first, f.first) + 1);
+        f = seen ? PageRange{std::min(f.first, r.first), std::max(f.last, r.last)} : r;
+        seen = true;
+        fresh[k] += std::max(0L, count);
+      }
+    }
+    for (long k = 0; k < n; ++k) holder[k] = g.holder(k), shared[k] = g.shared_at(k, n);
+  }
+};
+
+void add(std::vector<long>& count, int rank, long pages) {
+  if (rank >= 0 && rank < static_cast<int>(count.size())) count[rank] += pages;
+}
+
+}  // namespace
+
+TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
+  std::mt19937 rng(7);
+  const auto pick = [&](long lo, long hi) { return std::uniform_int_distribution<long>(lo, hi)(rng); };
+  for (int trial = 0; trial < 300; ++trial) {
+    const long n = pick(1, 3000);
+    Geometry g;
+    g.lb = pick(-5, 5);
+    g.step = pick(1, 3);
+    const long sections = pick(1, 3);
+    for (long s = 0; s < sections; ++s) {
+      WriteSection w;
+      w.elem = std::array<long, 5>{1, 4, 8, 24, 4096}[pick(0, 4)];
+      w.coef = pick(-3, 3);
+      w.lo = pick(-2, 2);
+      w.hi = w.lo + pick(-1, 40);  // hi < lo: the section writes nothing
+      w.base = (1L << 30) + 4096 * pick(0, 64) + pick(0, 4095) * (pick(0, 1) ? 1 : 0);
+      g.sections.push_back(w);
+      const PageRange hull = g.hull(g.sections.size() - 1, n);
+      g.sections.back().holder_origin = hull.first;
+      // Runs of writers, some pages unknown.
+      for (long p = hull.first; p <= hull.last;) {
+        const long run = pick(1, 30);
+        const int who = static_cast<int>(pick(-1, 3));
+        for (long q = 0; q < run && p <= hull.last; ++q, ++p) g.sections.back().holders.push_back(who);
+      }
+    }
+    const int ranks = static_cast<int>(pick(1, 4));
+    const auto random_assignment = [&] {
+      Assignment a(ranks);
+      for (long at = pick(0, 3); at < n;) {
+        const long end = std::min(n, at + pick(1, n / 3 + 1));
+        a[pick(0, ranks - 1)].push_back({at, end});
+        at = end + (pick(0, 4) == 0 ? pick(1, 5) : 0);  // now and then iterations nobody runs
+      }
+      for (auto& spans : a) normalize(spans);
+      return a;
+    };
+    const Assignment from = random_assignment(), to = random_assignment();
+    const IterationPages t(g, n);
+    const Reference ref(g, n);
+    const std::vector<int> x = owners(from, n), y = owners(to, n);
+    long moved = 0, changed = 0, conflicts_ref = 0, shared_ref = 0;
+    std::vector<long> moved_by(ranks, 0), traffic(ranks, 0);
+    for (long k = 0; k < n; ++k) {
+      if (x[k] != y[k]) moved += ref.fresh[k], ++changed, add(moved_by, x[k], ref.fresh[k]), add(moved_by, y[k], ref.fresh[k]);
+      if (k > 0 && x[k] != x[k - 1])
+        shared_ref += ref.shared[k], add(traffic, x[k - 1], ref.shared[k]), add(traffic, x[k], ref.shared[k]);
+    }
+    std::vector<long> traffic_recurring = traffic;
+    for (long k = 0; k < n; ++k)
+      if (ref.holder[k] >= 0 && ref.holder[k] != x[k])
+        conflicts_ref += ref.fresh[k], add(traffic_recurring, ref.holder[k], ref.fresh[k]),
+            add(traffic_recurring, x[k], ref.fresh[k]);
+    INFO("trial " << trial << ", n " << n << ", " << sections << " sections, " << t.pieces() << " pieces");
+    long before = 0;
+    for (long k = 0; k <= n; ++k) {
+      REQUIRE(t.fresh_before(k) == before);
+      REQUIRE(t.shared_at(k) == ref.shared[k]);
+      if (k < n) before += ref.fresh[k];
+    }
+    CHECK(pages_moved(t, from, to) == moved);
+    CHECK(iterations_moved(from, to, n) == changed);
+    CHECK(pages_moved_by_rank(t, from, to) == moved_by);
+    CHECK(shared_pages(t, from) == shared_ref);
+    CHECK(conflicts(t, from) == conflicts_ref);
+    CHECK(page_traffic_by_rank(t, from, false) == traffic);
+    CHECK(page_traffic_by_rank(t, from, true) == traffic_recurring);
+    long held = 0;
+    for (const auto& h : t.held()) {
+      for (long k = h.begin; k < h.end; ++k) REQUIRE(ref.holder[k] == h.holder);
+      held += h.end - h.begin;
+    }
+    CHECK(held == n);
+  }
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
