@@ -424,7 +424,12 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
 }
 
-void make_valid(std::vector<std::uint32_t> pages) {
+// A diff request's `req` flag: sent by garbage collection (see make_valid).
+constexpr std::uint32_t at_collection = 1;
+// A reply item's `whole`: the server's valid copy of the page, for a request at_collection.
+constexpr std::uint8_t valid_copy = 2;
+
+void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
     prefetch_page(s.pages, p + prefetch_distance);
@@ -463,7 +468,7 @@ void make_valid(std::vector<std::uint32_t> pages) {
   for (auto& [proc, items] : asks)
     for (std::size_t from = 0; from < items.size(); from += max_items) {
       codec::Writer w;
-      w.put<std::uint32_t>(0);
+      w.put<std::uint32_t>(collecting ? at_collection : 0);
       std::size_t n = std::min(max_items, items.size() - from);
       w.put<std::uint32_t>(std::uint32_t(n));
       for (std::size_t i = from; i < from + n; ++i) {
@@ -475,9 +480,10 @@ void make_valid(std::vector<std::uint32_t> pages) {
       ++sent;
     }
   stats::counters().fetch_requests.fetch_add(sent, std::memory_order_relaxed);
-  // Replies, keyed by (page, proc, idx).
+  // Replies, keyed by (page, proc, idx); at a collection, whole valid copies by page.
   std::vector<std::vector<std::byte>> replies;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::span<const std::byte>> got;
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::span<const std::byte>>> copies;
   {
     stats::Timer wait(stats::counters().comm_wait_ns);
     std::uint64_t t0 = stats::now_ns();
@@ -494,8 +500,13 @@ void make_valid(std::vector<std::uint32_t> pages) {
       for (std::uint32_t i = 0; i < n; ++i) {
         auto page = r.get<std::uint32_t>();
         auto idx = r.get<std::uint32_t>();
-        r.get<std::uint8_t>();
-        got[{page, src, idx}] = r.bytes();
+        const auto whole = r.get<std::uint8_t>();
+        if (whole == valid_copy) {
+          if (!collecting || !plan.count(page)) throw codec::DecodeError("a whole copy of a page that was not asked for");
+          copies[page] = {src, r.bytes()};
+        } else {
+          got[{page, src, idx}] = r.bytes();
+        }
       }
       r.expect_end();
     } catch (const codec::DecodeError& e) {
@@ -504,14 +515,19 @@ void make_valid(std::vector<std::uint32_t> pages) {
   }
   std::lock_guard lk(s.mu);
   for (auto& [page, need] : plan) {
-    for (const Notice& n : need) {
-      if (n.proc == std::uint32_t(s.me)) {
-        apply_change(page, n, own[diff_key(page, n.idx)]);
-        continue;
+    if (const auto copy = copies.find(page); copy != copies.end()) {
+      // A valid copy at a collection holds every change there is.
+      apply_change(page, {copy->second.first, 0, true}, copy->second.second);
+    } else {
+      for (const Notice& n : need) {
+        if (n.proc == std::uint32_t(s.me)) {
+          apply_change(page, n, own[diff_key(page, n.idx)]);
+          continue;
+        }
+        auto it = got.find({page, n.proc, n.idx});
+        if (it == got.end()) fatal("rank %u did not send the change of page %u (interval %u)", n.proc, page, n.idx);
+        apply_change(page, n, it->second);
       }
-      auto it = got.find({page, n.proc, n.idx});
-      if (it == got.end()) fatal("rank %u did not send the change of page %u (interval %u)", n.proc, page, n.idx);
-      apply_change(page, n, it->second);
     }
     auto& pg = s.pages[page];
     pg.pending.clear();
@@ -634,6 +650,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   auto& s = state();
   auto req = r.get<std::uint32_t>();
   auto n = r.count(9);
+  if (req & ~at_collection) throw codec::DecodeError("unknown diff request flags");
   struct Item {
     std::uint32_t page, idx;
     std::uint8_t whole;
@@ -650,12 +667,23 @@ void serve_diff_request(int src, codec::Reader& r) {
   r.expect_end();
   codec::Writer w;
   std::unique_lock lk(s.mu);
+  if ((req & at_collection) && s.collecting) {
+    // Every rank knows every change during a collection, so a valid copy is the page's final
+    // state: sent once in place of the diffs asked for, however many intervals wrote it.
+    std::vector<Item> kept;
+    for (const auto& it : items)
+      if (!s.pages[it.page].valid) kept.push_back(it);
+      else if (kept.empty() || kept.back().page != it.page || kept.back().whole != valid_copy)
+        kept.push_back({it.page, it.idx, valid_copy, {}});
+    items = std::move(kept);
+    n = std::uint32_t(items.size());
+  }
   // The reply is sized before it is written: grown step by step, a reply of megabytes
   // (a rank's first fetch of its block) would be copied and faulted in several times over.
   std::size_t size = 12;
   for (auto& it : items) {
     auto& pg = s.pages[it.page];
-    if (it.whole) {
+    if (it.whole) {  // a whole notice, or a valid copy
       it.data = std::span(alias_page(it.page), mem::page_size);
     } else if (pg.twin && pg.twin_idx == it.idx) {
       // The page still holds that interval's end (its next write or invalidation turns the
@@ -672,7 +700,8 @@ void serve_diff_request(int src, codec::Reader& r) {
     }
     size += 13 + it.data.size();
   }
-  const bool halo = items.size() <= max_halo_pages;
+  // A collection brings every page up to date, wanted or not: no reader shows interest there.
+  const bool halo = !(req & at_collection) && items.size() <= max_halo_pages;
   mem::reserve_populated(w.buffer(), size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
@@ -708,12 +737,20 @@ std::size_t protocol_bytes() {
 // drops diffs, twins and intervals.
 void garbage_collect() {
   auto& s = state();
+  {
+    std::lock_guard lk(s.mu);
+    s.collecting = true;
+  }
+  // Every rank collecting before any asks: a rank that had not merged the barrier that
+  // started the collection could only send diffs, one per interval since the last one.
+  barrier_with(0, true);
   std::vector<std::uint32_t> all;
   for (std::uint32_t p = 0; p < s.heap_pages; ++p)
     if (!s.pages[p].valid) all.push_back(p);
-  make_valid(std::move(all));
+  make_valid(std::move(all), true);
   barrier_with(0, true);
   std::lock_guard lk(s.mu);
+  s.collecting = false;
   if (!s.whole_runs.empty()) fatal("garbage collection left pages listed as pending whole");
   for (auto& pg : s.pages) {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");

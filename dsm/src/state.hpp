@@ -35,7 +35,8 @@ namespace dsm::proto {
 // Message types of the protocol (the transport's uint16 type).
 enum Msg : std::uint16_t {
   diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
-  diff_reply = 2,     // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes)
+  diff_reply = 2,     // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
+                      // the page as it is (a request at_collection, for a valid page)
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
@@ -214,6 +215,9 @@ struct State {
   std::vector<std::byte> my_blob;
   void (*barrier_hook)() = nullptr;
   std::size_t gc_bound = 256u << 20;
+  // In a garbage collection, from the barrier that started it (merged here) to the one that
+  // ends it (under mu): a valid page then holds every change any rank knows of.
+  bool collecting = false;
   bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
   // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes
@@ -256,7 +260,9 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
 // Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
 // readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
 void encode_pushes(codec::Writer& w, const Interval* newest);
-void make_valid(std::vector<std::uint32_t> pages);
+// Brings the pages up to date. `collecting`: garbage collection, where every rank knows
+// every change, so a writer whose copy is valid sends it whole instead of its diffs.
+void make_valid(std::vector<std::uint32_t> pages, bool collecting = false);
 // Calls part(first, end, held) for the parts of [first, last) in page order, held when
 // this rank surely holds every page of the part (valid, writable, announced whole at every
 // barrier), known from the runs of the last walk of the holds without touching the pages.

@@ -435,6 +435,31 @@ void write_ahead() {
   }
 }
 
+// Garbage collection brings every page up to date. Pages 0-63, which rank 0 alone writes in
+// every phase, come whole from rank 0 (whose copy is valid) instead of as a diff per interval
+// since the last collection; page 64, which ranks 0 and 1 write halves of, has no valid copy
+// anywhere and comes as diffs. The other ranks read nothing until the end.
+void gc_copies(int phases) {
+  const long pages = 64, words = 4096 / 8;
+  const int me = dsm::rank();
+  auto* sh = dsm::alloc<std::uint64_t>((pages + 1) * words);
+  const auto value = [](long phase, long w) { return std::uint64_t(phase) << 32 | std::uint64_t(w); };
+  for (int phase = 1; phase <= phases; ++phase) {
+    if (me == 0)
+      for (long w = 0; w < pages * words; ++w) sh[w] = value(phase, w);
+    if (me < 2)
+      for (long w = pages * words + me; w < (pages + 1) * words; w += 2) sh[w] = value(phase, w);
+    dsm::barrier();
+  }
+  const auto& c = dsm::stats::counters();
+  const long applied = long(c.diffs_applied.load()), gcs = long(c.gcs.load());
+  expect(gcs >= 3, "collections", me, gcs, 3);
+  if (me != 0) expect(applied <= gcs * (pages + phases), "changes applied", me, applied, gcs * (pages + phases));
+  for (long w = 0; w < (pages + 1) * words; ++w)
+    expect(sh[w] == value(phases, w), "gc_copies", w, long(sh[w]), long(value(phases, w)));
+  dsm::barrier();
+}
+
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
 // each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
 // longer than a kept page waits, close them); every rank increments a counter in page 0
@@ -583,6 +608,8 @@ int main(int argc, char** argv) {
     fetch_ahead();
   } else if (mode == "write_ahead") {
     write_ahead();
+  } else if (mode == "gc_copies") {
+    gc_copies(40);
   } else if (mode == "shared_edge") {
     shared_edge(120);
   } else if (mode == "quiet_holds") {
