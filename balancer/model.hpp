@@ -21,7 +21,8 @@ struct Span {
   long size() const { return end - begin; }
   bool operator==(const Span&) const = default;
 };
-// Spans of every rank, indexed by rank; each rank's spans sorted and disjoint.
+// Spans of every rank, indexed by rank; each rank's spans sorted and disjoint, and no
+// iteration in two ranks' spans.
 using Assignment = std::vector<std::vector<Span>>;
 
 // What one rank measured in one execution: per span (same order as its spans), the time

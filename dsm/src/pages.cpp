@@ -502,8 +502,13 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
         auto idx = r.get<std::uint32_t>();
         const auto whole = r.get<std::uint8_t>();
         if (whole == valid_copy) {
-          if (!collecting || !plan.count(page)) throw codec::DecodeError("a whole copy of a page that was not asked for");
-          copies[page] = {src, r.bytes()};
+          const auto need = plan.find(page);
+          if (!collecting || need == plan.end() ||
+              std::none_of(need->second.begin(), need->second.end(), [&](const Notice& n) { return n.proc == src; }))
+            throw codec::DecodeError("a whole copy of a page that was not asked of that rank");
+          const auto bytes = r.bytes();
+          if (bytes.size() != mem::page_size) throw codec::DecodeError("a whole copy that is not a page");
+          copies[page] = {src, bytes};
         } else {
           got[{page, src, idx}] = r.bytes();
         }

@@ -53,9 +53,10 @@ std::size_t env_size(const char* name, std::size_t fallback) {
   int shift = 0;
   if (*end == 'G' || *end == 'g') shift = 30, ++end;
   else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'K' || *end == 'k') shift = 10, ++end;
   // Refuses negative numbers (strtoull wraps them) and sizes that overflow 64 bits.
   if (*end || *v == '-' || errno == ERANGE || x > (~0ull >> shift)) {
-    std::fprintf(stderr, "dsm: %s=%s is not a size (bytes, or with suffix M or G)\n", name, v);
+    std::fprintf(stderr, "dsm: %s=%s is not a size (bytes, or with suffix K, M or G)\n", name, v);
     std::exit(2);
   }
   return x << shift;
