@@ -11,6 +11,8 @@
 #include <new>
 #include <thread>
 
+#include "segments.hpp"
+
 namespace dsm::board {
 
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "stats.hpp"
-#include "transport.hpp"
+#include "traffic.hpp"
 
 namespace dsm::board {
 

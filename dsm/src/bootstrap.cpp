@@ -11,7 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "transport.hpp"
+#include "segments.hpp"
 
 namespace dsm::net {
 

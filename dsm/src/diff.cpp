@@ -203,19 +203,6 @@ std::size_t get_u16(const std::byte* p) {
   return std::to_integer<std::size_t>(p[0]) | std::to_integer<std::size_t>(p[1]) << 8;
 }
 
-// Appends one run of words [first, first+count) of `page`: header, one byte mask per word
-// (which bytes changed, by `masks`), then the words.
-template <class ByteMasksFn>
-void append_run(const std::byte* twin, const std::byte* page, std::size_t first, std::size_t count,
-                std::vector<std::byte>& out, ByteMasksFn masks) {
-  const std::size_t at = out.size();
-  out.resize(at + header + count + count * word);
-  put_u16(&out[at], first);
-  put_u16(&out[at + 2], count);
-  masks(twin + first * word, page + first * word, count, &out[at + header]);
-  std::memcpy(&out[at + header + count], page + first * word, count * word);
-}
-
 // Index of the first bit at or after `i` equal to `value` in the mask, or nbits.
 std::size_t next_bit(const std::uint64_t* mask, std::size_t i, std::size_t nbits, bool value) {
   while (i < nbits) {
@@ -228,6 +215,37 @@ std::size_t next_bit(const std::uint64_t* mask, std::size_t i, std::size_t nbits
   return nbits;
 }
 
+// Appends one run of words [first, first+count) of `page`: header, one byte mask per word
+// (which bytes changed, by `masks`), then the words. Inserts rather than resizes: a resize
+// would zero the bytes first, and for a full page that costs as much as writing them.
+template <class ByteMasksFn>
+void append_run(const std::byte* twin, const std::byte* page, std::size_t first, std::size_t count,
+                std::vector<std::byte>& out, ByteMasksFn masks) {
+  std::byte head[header];
+  put_u16(head, first);
+  put_u16(head + 2, count);
+  out.insert(out.end(), head, head + header);
+  std::byte chunk[512];  // small: the fault handler encodes on the application's stack
+  for (std::size_t done = 0; done < count;) {
+    const std::size_t n = std::min(sizeof chunk, count - done);
+    masks(twin + (first + done) * word, page + (first + done) * word, n, chunk);
+    out.insert(out.end(), chunk, chunk + n);
+    done += n;
+  }
+  out.insert(out.end(), page + first * word, page + (first + count) * word);
+}
+
+// Bytes the runs of `mask` take encoded.
+std::size_t encoded_size(const std::uint64_t* mask, std::size_t nwords) {
+  std::size_t bytes = 0;
+  for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
+    const std::size_t end = next_bit(mask, i + 1, nwords, false);
+    bytes += header + (end - i) * (word + 1);
+    i = next_bit(mask, end, nwords, true);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_t page_size,
@@ -238,6 +256,9 @@ std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_
   std::memset(mask, 0, (nwords + 63) / 64 * sizeof mask[0]);
   kernels.changed_words(twin, page, nwords, mask);
   const std::size_t before = out.size();
+  // One allocation per diff, still geometric when many diffs go into one buffer.
+  if (const std::size_t need = before + encoded_size(mask, nwords); need > out.capacity())
+    out.reserve(std::max(need, 2 * out.capacity()));
   for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
     const std::size_t end = next_bit(mask, i + 1, nwords, false);
     append_run(twin, page, i, end - i, out, kernels.byte_masks);

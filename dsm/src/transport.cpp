@@ -942,19 +942,6 @@ void Transport::start(Handler handler) {
   impl_->service = std::thread([this] { impl_->serve(); });
 }
 
-std::string shm_segment_prefix(const std::string& token) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token_digest("segment:" + token)));
-  return std::string("dsm-") + hex + "-";
-}
-
-void remove_job_segments(const std::string& token) {
-  const std::string prefix = shm_segment_prefix(token);
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
-    if (e.path().filename().string().starts_with(prefix)) std::filesystem::remove(e.path(), ec);
-}
-
 void Transport::set_waiting(bool on) {
   Impl& m = *impl_;
   if (m.bell_mode) m.bells[m.env.rank].waiting.store(on, std::memory_order_seq_cst);
@@ -974,11 +961,5 @@ void Transport::set_polling(bool on) {
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
 const Traffic& Transport::counters() const { return impl_->traffic; }
-
-void copy(const Traffic& from, Traffic& to) {
-#define DSM_COPY(name) to.name.store(from.name.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  DSM_TRAFFIC(DSM_COPY)
-#undef DSM_COPY
-}
 
 }  // namespace dsm::net

@@ -14,25 +14,10 @@
 
 #include "bootstrap.hpp"
 #include "job_env.hpp"
+#include "segments.hpp"
+#include "traffic.hpp"
 
 namespace dsm::net {
-
-// Traffic of one endpoint. X-macro, so the fields, their copies and their JSON names stay one
-// list. The counters may live outside the transport (in the statistics board's slot).
-#define DSM_TRAFFIC(X) X(msgs_sent) X(bytes_sent) X(msgs_received) X(bytes_received) X(rejected_msgs)
-struct Traffic {
-#define DSM_DECLARE(name) std::atomic<std::uint64_t> name{0};
-  DSM_TRAFFIC(DSM_DECLARE)
-#undef DSM_DECLARE
-};
-void copy(const Traffic& from, Traffic& to);
-
-// Name prefix of the shared-memory segments of a job's shm endpoints (under /dev/shm, which
-// any local user can list): derived from the token, never a part of it.
-std::string shm_segment_prefix(const std::string& token);
-// Removes every segment of the job from this host's /dev/shm (endpoints, doorbells, the
-// statistics board): what dsmrun does when a job ends, and a rank that lost dsmrun.
-void remove_job_segments(const std::string& token);
 
 class Transport {
  public:

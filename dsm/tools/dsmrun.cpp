@@ -36,7 +36,7 @@
 #include "bootstrap.hpp"
 #include "cpus.hpp"
 #include "slurm.hpp"
-#include "transport.hpp"
+#include "segments.hpp"
 
 namespace {
 
