@@ -235,15 +235,14 @@ void append_run(const std::byte* twin, const std::byte* page, std::size_t first,
   out.insert(out.end(), page + first * word, page + (first + count) * word);
 }
 
-// Bytes the runs of `mask` take encoded.
-std::size_t encoded_size(const std::uint64_t* mask, std::size_t nwords) {
-  std::size_t bytes = 0;
+// Calls f(first, count) for each run of set bits in the first nwords bits of `mask`, in order.
+template <class F>
+void for_each_run(const std::uint64_t* mask, std::size_t nwords, F f) {
   for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
     const std::size_t end = next_bit(mask, i + 1, nwords, false);
-    bytes += header + (end - i) * (word + 1);
+    f(i, end - i);
     i = next_bit(mask, end, nwords, true);
   }
-  return bytes;
 }
 
 }  // namespace
@@ -257,13 +256,12 @@ std::size_t diff_encode(const std::byte* twin, const std::byte* page, std::size_
   kernels.changed_words(twin, page, nwords, mask);
   const std::size_t before = out.size();
   // One allocation per diff, still geometric when many diffs go into one buffer.
-  if (const std::size_t need = before + encoded_size(mask, nwords); need > out.capacity())
-    out.reserve(std::max(need, 2 * out.capacity()));
-  for (std::size_t i = next_bit(mask, 0, nwords, true); i < nwords;) {
-    const std::size_t end = next_bit(mask, i + 1, nwords, false);
-    append_run(twin, page, i, end - i, out, kernels.byte_masks);
-    i = next_bit(mask, end, nwords, true);
-  }
+  std::size_t need = before;
+  for_each_run(mask, nwords, [&](std::size_t, std::size_t count) { need += header + count * (word + 1); });
+  if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
+  for_each_run(mask, nwords, [&](std::size_t first, std::size_t count) {
+    append_run(twin, page, first, count, out, kernels.byte_masks);
+  });
   return out.size() - before;
 }
 
