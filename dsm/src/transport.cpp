@@ -51,7 +51,6 @@ constexpr auto idle_spin = std::chrono::microseconds(3);
 constexpr auto yield_window = std::chrono::milliseconds(2);
 constexpr long idle_sleep_ns = 200'000'000;   // nothing in flight: sleep until woken
 constexpr long busy_sleep_ns = 50'000;        // transfers in flight that need our progress
-constexpr std::uint64_t seq_mask = (std::uint64_t{1} << 40) - 1;
 constexpr std::uint64_t max_reorder = 1 << 20;
 
 [[noreturn]] void fail(const char* what, int rc) {
@@ -75,10 +74,6 @@ struct Fid {
 struct InfoFree {
   void operator()(fi_info* i) const { fi_freeinfo(i); }
 };
-
-std::uint64_t large_tag(std::uint32_t src, std::uint64_t seq) {
-  return (std::uint64_t{src} << 40) | (seq & seq_mask);
-}
 
 // Doorbell of one rank in a per-job shared-memory segment (shm provider only): the shm
 // provider has no wait fd, so senders wake a sleeping receiver with a futex.
@@ -184,6 +179,7 @@ struct Op {
   std::size_t len = 0;             // completed length (rx)
   std::uint32_t src = 0;           // rx_large
   std::uint64_t seq = 0;           // rx_large
+  bool failed = false;             // rx_large: the payload did not arrive whole; skipped in order
 };
 
 struct Transport::Impl {
@@ -751,14 +747,13 @@ void Transport::Impl::on_large_done(Op& op, std::size_t len, bool deliver) {
   auto it = s.stash.find(op.seq);
   if (it == s.stash.end()) return;
   if (len != op.len) {
-    // The payload never arrived whole: the pair's order cannot be kept beyond this point.
+    // The payload never arrived whole: it is dropped when its turn comes, so the messages
+    // after it from the same source still go out in order. (`op` lives in the stash entry.)
     reject("large payload of " + std::to_string(op.len) + " bytes arrived as " +
            std::to_string(len == SIZE_MAX ? 0 : len) + " (from rank " + std::to_string(op.src) + ")");
-    s.stash.erase(it);
-    if (s.next == op.seq) ++s.next;
-  } else {
-    op.done.store(true);
+    op.failed = true;
   }
+  op.done.store(true);
   if (deliver) deliver_in_order(op.src);
 }
 
@@ -770,6 +765,7 @@ void Transport::Impl::deliver_in_order(std::uint32_t src) {
     auto node = s.stash.extract(s.stash.begin());
     ++s.next;
     Pending& m = node.mapped();
+    if (m.large && m.large->failed) continue;
     if (m.large) dispatch(static_cast<int>(src), m.type, {m.large->owned.get(), m.large->len});
     else dispatch(static_cast<int>(src), m.type, m.eager);
   }

@@ -17,6 +17,11 @@ inline constexpr std::uint32_t flag_large = 1u;
 // A bound on one message, so a corrupt length cannot make a receiver allocate terabytes.
 inline constexpr std::uint64_t max_payload = std::uint64_t{1} << 32;
 
+// The tag of a large payload: its sender and the low 40 bits of its header's sequence number.
+inline constexpr std::uint64_t large_tag(std::uint32_t src, std::uint64_t seq) {
+  return (std::uint64_t{src} << 40) | (seq & ((std::uint64_t{1} << 40) - 1));
+}
+
 struct Header {
   std::uint32_t magic = wire_magic;
   std::uint16_t version = wire_version;

@@ -102,6 +102,7 @@ Header parse_header(const ForStmt* f) {
   }
   h.var = v;
   h.lower = v->getInit();
+  if (const auto* list = dyn_cast<InitListExpr>(h.lower); list && list->getNumInits() == 1) h.lower = list->getInit(0);  // i{0}
   h.upper = cond->getRHS();
   h.inclusive = cond->getOpcode() == BO_LE;
   h.inc = f->getInc();
@@ -168,10 +169,13 @@ class BodyScan : public RecursiveASTVisitor<BodyScan> {
   }
 };
 
-// Statements that leave the loop other than by finishing an iteration.
-void check_control(const Stmt* s, int breakable, const ASTContext& ctx, Reporter& report) {
+// Statements that leave the loop other than by finishing an iteration. A throw inside a try
+// of the body may be caught there; one that is not leaves the loop on one rank only.
+void check_control(const Stmt* s, int breakable, bool in_try, const ASTContext& ctx, Reporter& report) {
   if (!s) return;
   if (isa<LambdaExpr>(s)) return;
+  if (isa<CXXThrowExpr>(s) && !in_try)
+    report.error(s->getBeginLoc(), "'throw' leaves a '#pragma dsm parallel for' loop; catch the exception inside the loop body");
   if (isa<BreakStmt>(s) && breakable == 0)
     report.error(s->getBeginLoc(), "'break' leaves a '#pragma dsm parallel for' loop; every iteration must run");
   if (isa<ReturnStmt>(s) || isa<CoreturnStmt>(s))
@@ -180,7 +184,12 @@ void check_control(const Stmt* s, int breakable, const ASTContext& ctx, Reporter
     report.error(s->getBeginLoc(), "'goto' inside a '#pragma dsm parallel for' loop is not supported");
   const bool nested = isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<SwitchStmt>(s) ||
                       isa<CXXForRangeStmt>(s);
-  for (const Stmt* c : s->children()) check_control(c, breakable + (nested ? 1 : 0), ctx, report);
+  if (const auto* t = dyn_cast<CXXTryStmt>(s)) {
+    check_control(t->getTryBlock(), breakable, true, ctx, report);
+    for (unsigned k = 0; k < t->getNumHandlers(); ++k) check_control(t->getHandler(k), breakable, in_try, ctx, report);
+    return;
+  }
+  for (const Stmt* c : s->children()) check_control(c, breakable + (nested ? 1 : 0), in_try, ctx, report);
 }
 
 // The dimensions below the first of what a pointer or array points to, and its element.
@@ -233,6 +242,10 @@ class Analyzer {
 
   bool changes(const VarDecl* v) const;
   bool invariant(const Expr* e) const;
+  std::string code_text(const Expr* e) const;
+  void check_comparison();
+  bool moves_with_loop(const Affine& a) const;
+  void check_shared_updates(const Expr* ref, const Section& s, const Affine& at);
   std::optional<Affine> fold(const Expr* e, std::string& why, int depth = 0) const;
   std::optional<std::pair<Bound, Bound>> interval(const Affine& a, const std::string& skip) const;
   void compute_inner_ranges(std::vector<InnerVar>* out);
@@ -261,6 +274,7 @@ class Analyzer {
   std::string callee_why_;                           // why a callee's access was not affine
   std::map<const VarDecl*, std::string> keys_;      // canonical loop variables -> Affine key
   std::set<const VarDecl*> unknown_bounds_;          // inner loop variables of no known range
+  std::set<std::string> moving_;                     // keys of inner variables whose range moves with the loop variable
   std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
   std::vector<Section> sections_;
 };
@@ -303,6 +317,17 @@ bool Analyzer::invariant(const Expr* e) const {
   return ok;
 }
 
+// The text of `e` for the generated code: as written, or for a variable named inside a macro's
+// body (n in `#define A(r, c) sh_a[(r) * n + (c)]`) its name, which means the same variable
+// before the loop as in its body; empty when it has no such text.
+std::string Analyzer::code_text(const Expr* e) const {
+  std::string text = exact_text(e, ctx_);
+  if (const auto* d = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()); text.empty() && d && !d->hasQualifier() &&
+                                                                      isa<VarDecl>(d->getDecl()))
+    text = d->getDecl()->getNameAsString();
+  return text;
+}
+
 std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth) const {
   e = e->IgnoreParens();
   if (!e->getType()->isIntegralOrEnumerationType()) {
@@ -311,9 +336,12 @@ std::optional<Affine> Analyzer::fold(const Expr* e, std::string& why, int depth)
   }
   if (Expr::EvalResult r; !e->isValueDependent() && e->EvaluateAsInt(r, ctx_))
     return Affine::invariant(Poly::constant(r.Val.getInt().getExtValue()));
+  // A macro use standing for an invariant value is a symbol as written (NX for (n - 2)).
   // A default argument has no text at the call.
-  if (invariant(e) && !isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e) && !text_of(e, ctx_).empty())
-    return Affine::invariant(Poly::symbol(text_of(e, ctx_)));
+  const std::string text = code_text(e);
+  if (invariant(e) && !text.empty() &&
+      (e->getBeginLoc().isMacroID() || (!isa<BinaryOperator>(e) && !isa<UnaryOperator>(e) && !isa<CastExpr>(e))))
+    return Affine::invariant(Poly::symbol(text));
   if (const auto* c = dyn_cast<CastExpr>(e)) {
     if (c->getSubExpr()->getType()->isIntegralOrEnumerationType() && keeps_value(c->getType(), c->getSubExpr()->getType(), ctx_))
       return fold(c->getSubExpr(), why, depth);
@@ -394,6 +422,7 @@ void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
     }
     Bound top = h.inclusive ? hi->second : hi->second + Bound::of(Poly::constant(-1));
     ranges_[keys_[h.var]] = {lo->first, top};
+    if (moves_with_loop(*lower) || moves_with_loop(*upper)) moving_.insert(keys_[h.var]);
     if (out) out->push_back({h.var->getName().str(), lo->first, top});
   }
 }
@@ -402,7 +431,8 @@ std::string Analyzer::key(const VarDecl* v) {
   std::string k = v->getName().str();
   if (!loop_) k = chain_.back()->getNameAsString() + "::" + k;  // apart from the caller's
   const std::string stem = k;
-  for (int n = 2; ranges_.count(k) || std::any_of(keys_.begin(), keys_.end(), [&](const auto& e) { return e.second == k; }); ++n)
+  // An inner loop may reuse the marked loop's name (for (long i ...) inside the loop over i).
+  for (int n = 2; k == loop_var_ || ranges_.count(k) || std::any_of(keys_.begin(), keys_.end(), [&](const auto& e) { return e.second == k; }); ++n)
     k = stem + "#" + std::to_string(n);
   return keys_[v] = k;
 }
@@ -473,7 +503,13 @@ Access Analyzer::classify(const Expr* e, bool& escapes) const {
 
 // Builds the section of one use of a shared array name.
 void Analyzer::describe(const Expr* name_ref) {
-  const std::string array = text_of(name_ref, ctx_);
+  const std::string array = code_text(name_ref);
+  if (array.empty()) {
+    report_.error(name_ref->getBeginLoc(), "shared array '" + text_of(name_ref, ctx_) +
+                                               "' is named inside a macro in a way the pass cannot copy before the loop; "
+                                               "name it outside the macro, or pass it to the macro as an argument");
+    return;
+  }
   const QualType type = name_ref->getType();
   if (!type->isPointerType() && !type->isArrayType()) {
     report_.warning(name_ref->getBeginLoc(), "'" + array + "' has the sh_ prefix but is neither a pointer nor an array; it is not described");
@@ -562,8 +598,28 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
     s.coef = r.at->coef(loop_var_);
     s.lo = range->first;
     s.hi = range->second;
+    check_shared_updates(ref, s, *r.at);
   }
   sections_.push_back(s);
+}
+
+// Whether `a` changes with the marked loop's variable, directly or through an inner loop
+// variable whose range does (j in for (j = i * n; ...)).
+bool Analyzer::moves_with_loop(const Affine& a) const {
+  return std::any_of(a.parts.begin(), a.parts.end(), [&](const auto& part) {
+    return !part.first.empty() && !part.second.is_zero() && (part.first == loop_var_ || moving_.count(part.first));
+  });
+}
+
+// A write whose elements do not move with the loop variable is made by every iteration, and
+// so by every rank: a sum into sh_s[0] or column sums into sh_c[j] end with one rank's part.
+void Analyzer::check_shared_updates(const Expr* ref, const Section& s, const Affine& at) {
+  if (!loop_ || s.access == Access::read || moves_with_loop(at)) return;
+  const std::string what = s.access == Access::write ? "writes" : "updates";
+  report_.warning(ref->getBeginLoc(), "every iteration " + what + " the same elements of '" + s.array +
+                                          "': the ranks run different iterations and race on them, so the result is one rank's, "
+                                          "not the sequential one (unless a single iteration does it); for a reduction, "
+                                          "accumulate per rank and combine after the loop");
 }
 
 // A pointer whose value alone is used (`if (p)`, `p < end`) touches no element.
@@ -667,6 +723,28 @@ std::vector<Section> Analyzer::through_param(const ParmVarDecl* param, const Sec
   return std::move(sections_);
 }
 
+// The ranks count iterations in long from the bounds' values; the loop's own comparison must
+// mean the same: an integer one, and not one that turns a negative signed variable into a
+// huge unsigned value (fine when the loop starts at a constant >= 0: i < v.size()).
+void Analyzer::check_comparison() {
+  const auto* cond = cast<BinaryOperator>(loop_->getCond()->IgnoreParens());
+  const QualType compared = cond->getLHS()->getType();
+  const std::string var = header_.var->getNameAsString();
+  if (!compared->isIntegralOrEnumerationType()) {
+    report_.error(header_.upper->getBeginLoc(), "loop bound '" + text_of(header_.upper, ctx_) + "' is not an integer, so '" + var +
+                                                    "' is compared as " + compared.getAsString() +
+                                                    "; convert the bound to an integer type before the loop");
+    return;
+  }
+  Expr::EvalResult r;
+  const bool nonnegative_start = header_.lower->EvaluateAsInt(r, ctx_) && !r.Val.getInt().isNegative();
+  if (compared->isUnsignedIntegerType() && header_.var->getType()->isSignedIntegerType() && !nonnegative_start)
+    report_.error(header_.upper->getBeginLoc(), "signed '" + var + "' is compared with unsigned '" + text_of(header_.upper, ctx_) +
+                                                    "', where a negative '" + var +
+                                                    "' counts as a huge value; convert the bound to a signed type, e.g. (long)(" +
+                                                    text_of(header_.upper, ctx_) + ")");
+}
+
 std::optional<Loop> Analyzer::run() {
   const size_t errors_before = report_.error_count();
   const SourceLocation at = loop_->getBeginLoc();
@@ -681,7 +759,7 @@ std::optional<Loop> Analyzer::run() {
     return std::nullopt;
   }
   scan_.TraverseStmt(const_cast<Stmt*>(loop_->getBody()));
-  check_control(loop_->getBody(), 0, ctx_, report_);
+  check_control(loop_->getBody(), 0, false, ctx_, report_);
   check_writes(loop_, header_.var, ctx_, report_);
   const std::string var = header_.var->getName().str();
   loop_var_ = var;
@@ -705,20 +783,28 @@ std::optional<Loop> Analyzer::run() {
   }
   if (header_.step) {
     Expr::EvalResult r;
-    if (header_.step->EvaluateAsInt(r, ctx_) && r.Val.getInt().getExtValue() <= 0)
+    if (!header_.step->getType()->isIntegralOrEnumerationType())
+      report_.error(header_.step->getBeginLoc(), "loop step '" + text_of(header_.step, ctx_) + "' is not an integer");
+    else if (header_.step->EvaluateAsInt(r, ctx_) && r.Val.getInt().getExtValue() <= 0)
       report_.error(header_.step->getBeginLoc(), "loop step must be positive");
   }
+  check_comparison();
+  if (loop_->getLParenLoc().isMacroID() || loop_->getRParenLoc().isMacroID())
+    report_.error(at, "the header of a '#pragma dsm parallel for' loop comes from a macro; write the for (...) itself in the source");
+  out.lb = code_text(header_.lower);
+  out.ub = code_text(header_.upper);
+  out.step = header_.step ? code_text(header_.step) : "1";
+  for (const Expr* e : {header_.lower, header_.upper, header_.step})
+    if (e && code_text(e).empty())
+      report_.error(e->getBeginLoc(), "loop bound '" + text_of(e, ctx_) +
+                                          "' is only a part of a macro expansion; write the whole bound in the macro or outside it");
   if (report_.error_count() > errors_before) return std::nullopt;
-  out.lb = text_of(header_.lower, ctx_);
-  out.ub = header_.inclusive ? "(" + text_of(header_.upper, ctx_) + ") + 1" : text_of(header_.upper, ctx_);
-  out.step = header_.step ? text_of(header_.step, ctx_) : "1";
+  if (header_.inclusive) out.ub = "(" + out.ub + ") + 1";
   if (lower && upper) {
     Bound ub = Bound::of(upper->coef(""));
     ranges_[var] = {Bound::of(lower->coef("")), header_.inclusive ? ub : ub + Bound::of(Poly::constant(-1))};
   }
-  out.init = header_.lower->getSourceRange();
-  out.cond = loop_->getCond()->getSourceRange();
-  out.inc = loop_->getInc()->getSourceRange();
+  out.header = SourceRange(loop_->getLParenLoc(), loop_->getRParenLoc());
 
   compute_inner_ranges(&out.inner);
   for (const Expr* ref : scan_.shared_refs) describe(ref);
@@ -741,7 +827,10 @@ std::optional<Loop> Analyzer::run() {
 
 }  // namespace
 
-std::optional<Loop> analyze_loop(const ForStmt* loop, ASTContext& ctx, Reporter& report) {
+std::optional<Loop> analyze_loop(const ForStmt* loop, const std::vector<const ForStmt*>& instances, ASTContext& ctx,
+                                 Reporter& report) {
+  for (const ForStmt* copy : instances)
+    if (const Header h = parse_header(copy); h.var) check_writes(copy, h.var, ctx, report);
   return Analyzer(loop, ctx, report).run();
 }
 

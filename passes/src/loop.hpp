@@ -42,12 +42,14 @@ struct Loop {
   std::string lb, ub, step;  // texts; ub is exclusive
   std::vector<InnerVar> inner;
   std::vector<Section> sections;
-  // Where the rewriter edits the loop header.
-  clang::SourceRange init, cond, inc;
+  // The parentheses of the loop header, which the rewriter replaces.
+  clang::SourceRange header;
 };
 
 // Checks that the loop is canonical and extracts its descriptors. Errors and warnings go to
-// `report`; returns nothing when the loop cannot be rewritten.
-std::optional<Loop> analyze_loop(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report);
+// `report`; returns nothing when the loop cannot be rewritten. `instances` are the loop's
+// copies in the instantiations of the template it is in, whose writes are checked too.
+std::optional<Loop> analyze_loop(const clang::ForStmt* loop, const std::vector<const clang::ForStmt*>& instances,
+                                 clang::ASTContext& ctx, Reporter& report);
 
 }  // namespace dsmpass

@@ -13,6 +13,8 @@
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
 
+#include <map>
+
 namespace dsmpass {
 namespace {
 
@@ -22,13 +24,25 @@ class ForCollector : public RecursiveASTVisitor<ForCollector> {
  public:
   explicit ForCollector(const SourceManager& sm) : sm_(sm) {}
   bool VisitForStmt(ForStmt* f) {
-    if (sm_.isWrittenInMainFile(f->getBeginLoc())) loops.push_back(f);
+    if (sm_.isWrittenInMainFile(sm_.getExpansionLoc(f->getBeginLoc()))) loops.push_back(f);
     return true;
   }
   std::vector<const ForStmt*> loops;
 
  private:
   const SourceManager& sm_;
+};
+
+// The loops of template instantiations: in a template, a call whose callee depends on the
+// template's parameters says nothing about what it writes until it is instantiated.
+class InstanceCollector : public RecursiveASTVisitor<InstanceCollector> {
+ public:
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool VisitForStmt(ForStmt* f) {
+    loops[f->getBeginLoc()].push_back(f);
+    return true;
+  }
+  std::map<SourceLocation, std::vector<const ForStmt*>> loops;  // the pattern's copies share its location
 };
 
 llvm::json::Value to_json(const Bound& b) { return b.text; }
@@ -70,6 +84,8 @@ class Consumer : public ASTConsumer {
 
     ForCollector collect(sm);
     collect.TraverseDecl(ctx.getTranslationUnitDecl());
+    InstanceCollector instances;
+    if (!marks_.empty()) instances.TraverseDecl(ctx.getTranslationUnitDecl());
     std::vector<std::pair<const Mark*, const ForStmt*>> marked;
     for (const Mark& m : marks_) {
       if (!sm.isWrittenInMainFile(m.hash)) {
@@ -83,6 +99,10 @@ class Consumer : public ASTConsumer {
       const ForStmt* loop = following_loop(m, collect.loops, sm, ctx.getLangOpts());
       if (!loop) {
         report.error(m.hash, "'#pragma dsm parallel for' must be followed directly by a for loop");
+        continue;
+      }
+      if (loop->getBeginLoc().isMacroID()) {
+        report.error(m.hash, "the loop after '#pragma dsm parallel for' comes from a macro; write the for loop itself there");
         continue;
       }
       marked.emplace_back(&m, loop);
@@ -100,7 +120,9 @@ class Consumer : public ASTConsumer {
         report.error(loop->getBeginLoc(), "'#pragma dsm parallel for' loops cannot be nested; mark only the outer loop");
         continue;
       }
-      auto info = analyze_loop(loop, ctx, report);
+      std::vector<const ForStmt*> copies = instances.loops[loop->getBeginLoc()];
+      std::erase(copies, loop);
+      auto info = analyze_loop(loop, copies, ctx, report);
       if (!info) continue;
       llvm::json::Value json = to_json(*info);
       if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);
@@ -132,7 +154,7 @@ class Consumer : public ASTConsumer {
     Token next;
     lex.LexFromRawLexer(next);
     for (const ForStmt* f : loops)
-      if (f->getBeginLoc() == next.getLocation()) return f;
+      if (sm.getExpansionLoc(f->getBeginLoc()) == next.getLocation()) return f;
     return nullptr;
   }
 

@@ -9,6 +9,8 @@ size_t Reporter::error_count() const {
 }
 
 void Reporter::report(clang::SourceLocation loc, bool error, const std::string& message) {
+  // A template's loop is checked in its pattern and in each instantiation.
+  if (!reported_.insert({loc.getRawEncoding(), message}).second) return;
   const auto level = error ? clang::DiagnosticsEngine::Error : clang::DiagnosticsEngine::Warning;
   engine_.Report(loc, engine_.getCustomDiagID(level, "%0")) << message;
   const clang::PresumedLoc p = sm_.getPresumedLoc(sm_.getExpansionLoc(loc));

@@ -5,7 +5,9 @@
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/SourceManager.h>
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dsmpass {
@@ -31,6 +33,7 @@ class Reporter {
   clang::DiagnosticsEngine& engine_;
   const clang::SourceManager& sm_;
   std::vector<Diagnostic> list_;
+  std::set<std::pair<unsigned, std::string>> reported_;
 };
 
 }  // namespace dsmpass

@@ -23,10 +23,10 @@ std::string basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Replaces a token range by `text`, padded with the newlines it held so the following
-// lines keep their numbers.
+// Replaces the characters of `range` (its end excluded) by `text`, padded with the newlines
+// they held so the following lines keep their numbers.
 void replace_keeping_lines(Rewriter& rw, SourceRange range, std::string text) {
-  const CharSourceRange r = CharSourceRange::getTokenRange(range);
+  const CharSourceRange r = CharSourceRange::getCharRange(range);
   const StringRef old = Lexer::getSourceText(r, rw.getSourceMgr(), rw.getLangOpts());
   text.append(std::count(old.begin(), old.end(), '\n'), '\n');
   rw.ReplaceText(r, text);
@@ -76,9 +76,11 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   auto part = [&](const std::string& field) {
     return loop.var_unsigned ? "static_cast<" + loop.var_type + ">(" + r + "." + field + ")" : r + "." + field;
   };
-  replace_keeping_lines(rw, loop.init, part("lb"));
-  replace_keeping_lines(rw, loop.cond, loop.var + " < " + part("ub"));
-  replace_keeping_lines(rw, loop.inc, loop.var + " += " + part("step"));
+  // The whole header, not its parts: a bound or step may be a macro, the variable may be
+  // brace-initialized, and its type may be auto.
+  replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
+                        loop.var_type + " " + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
+                            loop.var + " += " + part("step"));
   rw.InsertTextAfter(after_statement(loop.stmt, rw), " }");
 }
 

@@ -9,8 +9,14 @@
 
 namespace dsmpass {
 
-// The statement's text as written in the file (macro uses as written, not expanded).
+// The statement's text as written in the file (macro uses as written, not expanded), for
+// messages: a part of a macro's body shows as the whole macro use.
 std::string text_of(const clang::Stmt* s, const clang::ASTContext& ctx);
+
+// The statement's text where it can be copied into the generated code: empty when the
+// statement is only a part of a macro expansion (`n` inside `#define NX (n - 2)`), whose
+// text in the file stands for something else.
+std::string exact_text(const clang::Stmt* s, const clang::ASTContext& ctx);
 
 // The sh_ prefix marks a shared array (a pointer from dsm::alloc, or an array).
 bool is_shared_name(const clang::NamedDecl* d);

@@ -1,7 +1,9 @@
 // A process outside the job sends forged libfabric messages straight to a rank's shm
 // endpoint (bypassing the rendezvous, which tests/net's rogue test covers): a header with a
-// wrong job token, one with a bad magic, and a message shorter than a header. The rank must
-// drop and log them, and the job must go on and finish with exact results.
+// wrong job token, one with a bad magic, a message shorter than a header, and, with the
+// job's token as a rank gone wrong would send it, a large-payload header announcing 8192
+// bytes whose tagged payload brings 100. The rank must drop and log them, and the job must
+// go on and finish with exact results.
 //
 //   forge_fabric job           the DSM program (run through dsmrun --provider shm): rank 0
 //                              starts the rogue against rank 1 mid-job, waits for it, then
@@ -13,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,18 +74,37 @@ int rogue(const std::string& target) {
   forged.push_back(m);
   forged.push_back(std::vector<std::byte>(header_size, std::byte{0}));  // bad magic
   forged.push_back(std::vector<std::byte>(3, std::byte{0x44}));       // too short
-  for (auto& msg : forged) {
-    int ctx;
-    ssize_t rc;
-    while ((rc = fi_send(ep, msg.data(), msg.size(), nullptr, peer, &ctx)) == -FI_EAGAIN) fi_cq_read(cq, nullptr, 0);
-    if (rc) return fail("fi_send", int(rc));
+  // Far ahead of rank 0's own sequence to rank 1, so no real message is stashed behind it.
+  Header large;
+  large.src = 0;
+  large.flags = flag_large;
+  large.seq = 500000;
+  large.length = 8192;
+  const char* token = std::getenv("DSM_TOKEN");
+  large.token = token_digest(token ? token : "");
+  encode(large, std::span<std::byte, header_size>(m.data(), header_size));
+  forged.push_back(m);
+  const std::vector<std::byte> short_payload(100, std::byte{0x55});
+  const auto completed = [&](ssize_t rc) {
+    if (rc) return fail("send", int(rc));
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     fi_cq_msg_entry e;
     while ((rc = fi_cq_read(cq, &e, 1)) == -FI_EAGAIN)
       if (std::chrono::steady_clock::now() > until) return fail("send completion", -FI_ETIMEDOUT);
-    if (rc != 1) return fail("fi_cq_read", int(rc));
+    return rc == 1 ? 0 : fail("fi_cq_read", int(rc));
+  };
+  int ctx;
+  for (auto& msg : forged) {
+    ssize_t rc;
+    while ((rc = fi_send(ep, msg.data(), msg.size(), nullptr, peer, &ctx)) == -FI_EAGAIN) fi_cq_read(cq, nullptr, 0);
+    if (int bad = completed(rc)) return bad;
   }
-  std::printf("rogue: sent %zu forged messages to %s\n", forged.size(), target.c_str());
+  ssize_t rc;
+  while ((rc = fi_tsend(ep, short_payload.data(), short_payload.size(), nullptr, peer, large_tag(0, large.seq), &ctx)) ==
+         -FI_EAGAIN)
+    fi_cq_read(cq, nullptr, 0);
+  if (int bad = completed(rc)) return bad;
+  std::printf("rogue: sent %zu forged messages to %s\n", forged.size() + 1, target.c_str());
   std::fflush(stdout);
   fi_close(&ep->fid);
   fi_close(&cq->fid);
