@@ -79,7 +79,9 @@ std::vector<std::vector<std::byte>> unpack_blobs(std::span<const std::byte> in) 
     in = in.subspan(4);
     return v;
   };
-  std::vector<std::vector<std::byte>> blobs(take_u32());
+  const std::uint32_t count = take_u32();
+  if (count > in.size() / 4) throw std::runtime_error("dsm: all-gather result claims more blobs than it holds");
+  std::vector<std::vector<std::byte>> blobs(count);
   for (auto& b : blobs) {
     const std::uint32_t n = take_u32();
     if (in.size() < n) throw std::runtime_error("dsm: truncated all-gather result");
@@ -146,7 +148,13 @@ void Bootstrap::watchdog() {
       ::_exit(70);
     }
     if (f->kind == FrameKind::gather_result) {
-      results_.push_back(unpack_blobs(f->payload));
+      try {
+        results_.push_back(unpack_blobs(f->payload));
+      } catch (const std::exception& e) {  // this thread has no caller to take it
+        std::fprintf(stderr, "dsm: rank %d: %s\n", env_.rank, e.what());
+        std::fflush(stderr);
+        ::_exit(70);
+      }
     } else if (f->kind == FrameKind::finalized_ack) {
       acked_ = true;
     } else {

@@ -428,6 +428,12 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
 constexpr std::uint32_t at_collection = 1;
 // A reply item's `whole`: the server's valid copy of the page, for a request at_collection.
 constexpr std::uint8_t valid_copy = 2;
+// Items in one diff request. Requests are cut so that a reply is about a MiB: the writer
+// encodes the next while this rank receives the last, and buffers of that size are soon
+// reused, where replies of several MiB fault fresh memory in on both sides (a rank's first
+// fetch of its 8 MiB block took 17-22 ms in 2 requests, 10-13 ms in 8). A server refuses
+// more, since each item may ask for a whole page.
+constexpr std::uint32_t max_request_items = 256;
 
 void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   auto& s = state();
@@ -437,11 +443,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   });
   if (pages.empty()) return;
   stats::Timer timer(stats::counters().protocol_ns);
-  // What each page needs, and from whom. Requests are cut so that a reply is about a MiB:
-  // the writer encodes the next while this rank receives the last, and buffers of that
-  // size are soon reused, where replies of several MiB fault fresh memory in on both sides
-  // (a rank's first fetch of its 8 MiB block took 17-22 ms in 2 requests, 10-13 ms in 8).
-  constexpr std::size_t max_items = 256;
+  // What each page needs, and from whom, asked in requests of max_request_items.
   std::map<std::uint32_t, std::vector<Notice>> plan;
   std::map<int, std::vector<std::pair<std::uint32_t, Notice>>> asks;
   std::map<std::uint64_t, std::vector<std::byte>> own;  // own diffs to re-apply
@@ -466,10 +468,10 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   }
   std::size_t sent = 0;
   for (auto& [proc, items] : asks)
-    for (std::size_t from = 0; from < items.size(); from += max_items) {
+    for (std::size_t from = 0; from < items.size(); from += max_request_items) {
       codec::Writer w;
       w.put<std::uint32_t>(collecting ? at_collection : 0);
-      std::size_t n = std::min(max_items, items.size() - from);
+      std::size_t n = std::min<std::size_t>(max_request_items, items.size() - from);
       w.put<std::uint32_t>(std::uint32_t(n));
       for (std::size_t i = from; i < from + n; ++i) {
         w.put(items[i].first);
@@ -656,6 +658,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   auto req = r.get<std::uint32_t>();
   auto n = r.count(9);
   if (req & ~at_collection) throw codec::DecodeError("unknown diff request flags");
+  if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
   struct Item {
     std::uint32_t page, idx;
     std::uint8_t whole;
@@ -668,6 +671,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     it.idx = r.get<std::uint32_t>();
     it.whole = r.get<std::uint8_t>();
     if (it.page >= s.heap_pages) throw codec::DecodeError("diff request for a page outside the heap");
+    if (it.whole > 1) throw codec::DecodeError("diff request item of unknown kind");
   }
   r.expect_end();
   codec::Writer w;

@@ -57,7 +57,7 @@ void on_lock_request(int src, codec::Reader& r) {
   s.net->send(prev, lock_forward, w.buffer());
 }
 
-void on_lock_forward(codec::Reader& r) {
+void on_lock_forward(int src, codec::Reader& r) {
   auto& s = state();
   auto lock = r.get<std::uint32_t>();
   auto to = r.get<std::uint32_t>();
@@ -66,8 +66,12 @@ void on_lock_forward(codec::Reader& r) {
   r.expect_end();
   if (lock >= s.tokens.size() || to >= std::uint32_t(s.nprocs) || vt.size() != std::size_t(s.nprocs))
     throw codec::DecodeError("malformed lock forward");
+  // Only the lock's manager forwards requests, one at a time: a second while one waits
+  // would drop the first requester.
+  if (src != lock_manager(int(lock))) throw codec::DecodeError("lock forward from a rank that does not manage the lock");
   std::lock_guard lk(s.mu);
   auto& t = s.tokens[lock];
+  if (t.next) throw codec::DecodeError("lock forward while another request waits for the token");
   if (t.held && !t.in_use) {
     grant(int(lock), int(to), vt);
     return;
@@ -175,7 +179,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
     switch (type) {
       case diff_request: serve_diff_request(src, r); return;
       case lock_request: on_lock_request(src, r); return;
-      case lock_forward: on_lock_forward(r); return;
+      case lock_forward: on_lock_forward(src, r); return;
       case barrier_arrive: on_barrier_arrive(src, payload); return;
       case diff_reply:
       case lock_grant:

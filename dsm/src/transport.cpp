@@ -314,10 +314,16 @@ Transport::Impl::Impl(const JobEnv& e, Bootstrap& boot, Traffic* into)
   check("fi_getname", fi_getname(&ep.p->fid, name.data(), &len));
   name.resize(len);
   const auto names = boot.allgather(name);
+  if (names.size() != std::size_t(env.size)) throw std::runtime_error("dsm: the rendezvous returned a wrong number of addresses");
   peers.resize(env.size);
-  for (int r = 0; r < env.size; ++r)
-    if (fi_av_insert(av.p, names[r].data(), 1, &peers[r], 0, nullptr) != 1)
+  for (int r = 0; r < env.size; ++r) {
+    // The provider reads an address of its own length (shm: up to the NUL of its name).
+    const std::vector<std::byte>& a = names[r];
+    const bool whole = prov == "shm" ? std::find(a.begin(), a.end(), std::byte{0}) != a.end() : a.size() == len;
+    if (!whole) throw std::runtime_error("dsm: the endpoint address of rank " + std::to_string(r) + " is malformed");
+    if (fi_av_insert(av.p, a.data(), 1, &peers[r], 0, nullptr) != 1)
       throw std::runtime_error("dsm: fi_av_insert failed for rank " + std::to_string(r));
+  }
   if (bell_mode && env.rank == 0) bip::shared_memory_object::remove((shm_segment_prefix(env.token) + "bell").c_str());
   next_seq.assign(env.size, 0);
   sources.resize(env.size);

@@ -118,6 +118,9 @@ TEST_CASE("all-gather blobs pack and unpack; truncation is an error") {
   const auto packed = pack_blobs(blobs);
   CHECK(unpack_blobs(packed) == blobs);
   CHECK_THROWS(unpack_blobs(std::span(packed).first(packed.size() - 1)));
+  // A count the bytes cannot hold is refused before anything is allocated for it.
+  const std::vector<std::byte> huge = {std::byte{0xff}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff}};
+  CHECK_THROWS_WITH(unpack_blobs(huge), Catch::Contains("more blobs than it holds"));
 }
 
 TEST_CASE("Signal wakes a waiter blocked in the futex") {
