@@ -1,5 +1,6 @@
 #include "region.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -39,6 +40,14 @@ Region::Region(std::uintptr_t base, std::size_t capacity) : capacity_(capacity) 
     throw std::invalid_argument("dsm: shared region " + range + " must be a non-empty page-aligned range");
   fd_ = memfd_create("dsm-region", MFD_CLOEXEC);
   if (fd_ < 0) throw std::runtime_error(std::string("dsm: memfd_create failed: ") + std::strerror(errno));
+  if (fd_ <= STDERR_FILENO) {
+    // A program started with stdout (or stdin, stderr) closed would print into the region.
+    const int moved = fcntl(fd_, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    const int e = errno;
+    close(fd_);
+    fd_ = moved;
+    if (fd_ < 0) throw std::runtime_error(std::string("dsm: cannot move the region's descriptor: ") + std::strerror(e));
+  }
   if (ftruncate(fd_, static_cast<off_t>(capacity)) != 0) {
     int e = errno;
     close(fd_);

@@ -11,11 +11,13 @@
 #include <utility>
 
 #include <sched.h>
+#include <unistd.h>
 
 #include "cpus.hpp"
 #include "fault.hpp"
 #include "heap.hpp"
 #include "runtime_hooks.hpp"
+#include "segments.hpp"
 #include "state.hpp"
 #include "stats.hpp"
 
@@ -143,8 +145,15 @@ void init(int, char**) {
     std::exit(2);
   }
   auto& s = state();
+  std::string token;
   try {
     auto env = net::read_job_env();
+    token = env.token;
+    // Ranks share dsmrun's stdout: whole lines, not 4 KiB blocks cut mid-line.
+    if (env.under_dsmrun && !isatty(STDOUT_FILENO)) {
+      std::fflush(stdout);
+      std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+    }
     s.me = env.rank;
     s.nprocs = env.size;
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
@@ -189,6 +198,9 @@ void init(int, char**) {
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsm: rank %d: dsm::init failed: %s\n", s.me, e.what());
+    // The board was made but dsmrun never reached (gone, or never there): nobody else
+    // knows to remove it.
+    if (s.board && !s.boot) net::remove_job_segments(token);
     std::exit(1);
   }
   g_initialized = true;

@@ -90,9 +90,11 @@ struct alignas(64) Bell {
 
 // libinfinipath (loaded with libfabric for the psm provider) installs crash handlers at load
 // time that print a backtrace and exit(1): a crash must stay a crash, so dsmrun reports the
-// signal and the DSM runtime's SIGSEGV handler chains to the default action.
+// signal and the DSM runtime's SIGSEGV handler chains to the default action. Its SIGINT and
+// SIGTERM handlers call exit(1) too, which hangs in libfabric's destructor when the signal
+// interrupts libfabric itself (dsm::init): those signals must kill the rank.
 bool drop_foreign_crash_handlers() {
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM}) {
     struct sigaction sa{};
     sigaction(sig, nullptr, &sa);
     Dl_info where{};

@@ -381,13 +381,14 @@ void Job::spawn(int r) {
     if (pipe2(token_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   }
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);  // dsmrun ignores it; `dsmrun ... | head` must stop the ranks
     if (rk.start != Start::command)
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     if (token_pipe[0] >= 0) dup2(token_pipe[0], STDIN_FILENO);
@@ -586,7 +587,12 @@ int Job::run() {
     // Accepted after the pending connections were walked: fds has no entry for a new one.
     if (fds[1].revents & POLLIN) {
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) pending_.emplace_back(fd, clock_type::now());
+      if (fd >= 0) {
+        // A peer that sends part of a hello and stops must not hold the job in read().
+        const timeval limit{1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        pending_.emplace_back(fd, clock_type::now());
+      }
     }
     for (int r = 0; r < opt_.n; ++r) {
       Rank& rk = ranks_[r];
@@ -736,6 +742,9 @@ int main(int argc, char** argv) {
         // Found out before the job runs, not after it.
         const auto slash = path.rfind('/');
         const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+        struct stat st{};
+        if (path.empty()) return std::string("expected a file name");
+        if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path + " is a directory";
         if (access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) != 0 : access(dir.c_str(), W_OK | X_OK) != 0)
           return "cannot write " + path + ": " + std::strerror(errno);
         return std::string();
@@ -756,7 +765,12 @@ int main(int argc, char** argv) {
         }
       });
   app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->option_text("K=V")->allow_extra_args(false)->check([](const std::string& s) {
-    return s.find('=') == std::string::npos || s.front() == '=' ? std::string("expected K=V") : std::string();
+    if (s.find('=') == std::string::npos || s.front() == '=') return std::string("expected K=V");
+    // What dsmrun sets for each rank itself: overriding it breaks the job's start.
+    const std::string name = s.substr(0, s.find('='));
+    for (const char* own : {"DSM_RANK", "DSM_SIZE", "DSM_TOKEN", "DSM_RENDEZVOUS", "DSM_HOST_RANKS"})
+      if (name == own) return name + " is set by dsmrun for each rank";
+    return std::string();
   });
   // Everything from the program on belongs to the program, even options dsmrun also has.
   app.prefix_command();

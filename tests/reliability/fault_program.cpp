@@ -20,6 +20,8 @@
 //   fault_program region_taken   something is mapped at DSM_REGION_BASE before dsm::init
 //   fault_program rank_before_init  dsm::rank() before dsm::init
 //   fault_program ok             a short correct run (the job must succeed)
+//   fault_program print_closed   each rank prints with stdout closed; the shared data must
+//                                not change (the region once took descriptor 1)
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -216,6 +218,16 @@ int main(int argc, char** argv) {
   else if (where == "after_finalize") {
     dsm::finalize();
     dsm::barrier();
+  } else if (where == "print_closed") {
+    long* sh = dsm::alloc<long>(words_per_page);
+    std::printf("rank %d prints into a closed stdout\n", dsm::rank());
+    std::fflush(stdout);
+    dsm::barrier();
+    for (long k = 0; k < words_per_page; ++k)
+      if (sh[k] != 0) {
+        std::fprintf(stderr, "rank %d: shared word %ld changed without a store\n", dsm::rank(), k);
+        return 1;
+      }
   } else if (where == "init" || where == "ok" || where == "region_taken") {
     long* sh = dsm::alloc<long>(1);
     dsm::lock_acquire(0);
