@@ -791,13 +791,14 @@ std::optional<Loop> Analyzer::run() {
   check_comparison();
   if (loop_->getLParenLoc().isMacroID() || loop_->getRParenLoc().isMacroID())
     report_.error(at, "the header of a '#pragma dsm parallel for' loop comes from a macro; write the for (...) itself in the source");
-  out.lb = code_text(header_.lower);
-  out.ub = code_text(header_.upper);
-  out.step = header_.step ? code_text(header_.step) : "1";
-  for (const Expr* e : {header_.lower, header_.upper, header_.step})
-    if (e && code_text(e).empty())
+  out.step = "1";
+  for (const auto& [e, text] : {std::pair{header_.lower, &out.lb}, {header_.upper, &out.ub}, {header_.step, &out.step}}) {
+    if (!e) continue;
+    *text = code_text(e);
+    if (text->empty())
       report_.error(e->getBeginLoc(), "loop bound '" + text_of(e, ctx_) +
                                           "' is only a part of a macro expansion; write the whole bound in the macro or outside it");
+  }
   if (report_.error_count() > errors_before) return std::nullopt;
   if (header_.inclusive) out.ub = "(" + out.ub + ") + 1";
   if (lower && upper) {

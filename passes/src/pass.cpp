@@ -37,12 +37,16 @@ class ForCollector : public RecursiveASTVisitor<ForCollector> {
 // template's parameters says nothing about what it writes until it is instantiated.
 class InstanceCollector : public RecursiveASTVisitor<InstanceCollector> {
  public:
+  explicit InstanceCollector(const SourceManager& sm) : sm_(sm) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool VisitForStmt(ForStmt* f) {
-    loops[f->getBeginLoc()].push_back(f);
+    if (sm_.isWrittenInMainFile(sm_.getExpansionLoc(f->getBeginLoc()))) loops[f->getBeginLoc()].push_back(f);
     return true;
   }
   std::map<SourceLocation, std::vector<const ForStmt*>> loops;  // the pattern's copies share its location
+
+ private:
+  const SourceManager& sm_;
 };
 
 llvm::json::Value to_json(const Bound& b) { return b.text; }
@@ -84,7 +88,7 @@ class Consumer : public ASTConsumer {
 
     ForCollector collect(sm);
     collect.TraverseDecl(ctx.getTranslationUnitDecl());
-    InstanceCollector instances;
+    InstanceCollector instances(sm);
     if (!marks_.empty()) instances.TraverseDecl(ctx.getTranslationUnitDecl());
     std::vector<std::pair<const Mark*, const ForStmt*>> marked;
     for (const Mark& m : marks_) {
