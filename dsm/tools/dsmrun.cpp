@@ -19,6 +19,7 @@
 #include <boost/property_tree/ptree.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -42,6 +43,12 @@ namespace {
 
 using namespace dsm::net;
 using clock_type = std::chrono::steady_clock;
+
+// Bad use found only once the options are read together (or the hostfile, or the
+// environment): exit status 2, as for the errors CLI11 finds.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct Options {
   int n = 1;
@@ -165,6 +172,8 @@ class Job {
   void on_frame(int r, const Frame& f);
   bool hello(int fd);
   void reap();
+  int rank_stdin(int r);
+  void forward_stdin(short revents);
   void fail(int code);
   void kill_all(int sig);
   bool print_stats() const;  // false: --stats-json could not be written
@@ -184,6 +193,10 @@ class Job {
   clock_type::time_point stop_since_;
   bool killed_hard_ = false;
   std::unique_ptr<dsm::board::Board> board_;  // this host's statistics board
+  // Rank 0 gets dsmrun's standard input, as under mpirun, but a terminal is forwarded through
+  // a pipe: a rank in its own process group that read the terminal would be stopped.
+  int stdin_to_rank0_ = -1;  // the pipe's write end, non-blocking
+  std::string stdin_pending_;  // read from the terminal, not yet taken by the pipe
   clock_type::time_point watched_;
 };
 
@@ -261,14 +274,14 @@ Start Job::resolve_launcher() const {
   const bool hosts_given = !opt_.hosts.empty() || !opt_.hostfile.empty();
   if (opt_.launcher == "fork") {
     if (hosts_given || opt_.launch_given)
-      throw std::runtime_error("--launcher fork starts every rank on this host: it takes no --hosts, --hostfile or --launch");
+      throw UsageError("--launcher fork starts every rank on this host: it takes no --hosts, --hostfile or --launch");
     return Start::fork;
   }
   if (opt_.launcher == "srun") {
     if (!dsm::slurm::in_allocation())
-      throw std::runtime_error("--launcher srun needs a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are not set): "
+      throw UsageError("--launcher srun needs a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are not set): "
                                "run dsmrun inside salloc or an sbatch script");
-    if (opt_.launch_given) throw std::runtime_error("--launcher srun takes no --launch");
+    if (opt_.launch_given) throw UsageError("--launcher srun takes no --launch");
     return Start::srun;
   }
   if (opt_.launcher == "auto" && !hosts_given && !opt_.launch_given && dsm::slurm::in_allocation()) return Start::srun;
@@ -280,7 +293,7 @@ void Job::assign_hosts() {
   std::vector<std::string> hosts = opt_.hosts;
   if (!opt_.hostfile.empty()) {
     std::ifstream in(opt_.hostfile);
-    if (!in) throw std::runtime_error("cannot read hostfile " + opt_.hostfile);
+    if (!in) throw UsageError("cannot read hostfile " + opt_.hostfile + ": " + std::strerror(errno));
     // One host per line, optionally with Open MPI's slots=N: N ranks in a row there.
     int number = 0;
     for (std::string line; std::getline(in, line);) {
@@ -292,12 +305,12 @@ void Job::assign_hosts() {
         char* end = nullptr;
         if (words[w].rfind("slots=", 0) == 0) slots = std::strtol(words[w].c_str() + 6, &end, 10);
         if (!end || *end || slots < 1 || slots > 4096)
-          throw std::runtime_error("hostfile " + opt_.hostfile + " line " + std::to_string(number) + ": '" + words[w] +
+          throw UsageError("hostfile " + opt_.hostfile + " line " + std::to_string(number) + ": '" + words[w] +
                                    "' is not slots=N (N from 1 to 4096); a line is: host [slots=N]");
       }
       hosts.insert(hosts.end(), slots, words[0]);
     }
-    if (hosts.empty()) throw std::runtime_error("hostfile " + opt_.hostfile + " names no host");
+    if (hosts.empty()) throw UsageError("hostfile " + opt_.hostfile + " names no host");
   }
   if (hosts.empty() && start == Start::srun) hosts = dsm::slurm::allocation_hosts(opt_.n);
   if (hosts.empty()) hosts.push_back("localhost");
@@ -312,7 +325,7 @@ void Job::assign_hosts() {
   }
   provider_ = opt_.provider == "auto" ? (all_local ? "shm" : "tcp") : opt_.provider;
   if (provider_ == "shm" && !all_local)
-    throw std::runtime_error("--provider shm needs every rank on this host");
+    throw UsageError("--provider shm needs every rank on this host");
 }
 
 void Job::open_rendezvous() {
@@ -327,7 +340,7 @@ void Job::open_rendezvous() {
   // Remote ranks may not resolve this host's name to an address they can reach (network
   // namespaces, a private cluster network): --rendezvous-addr names it explicitly.
   if (!opt_.rendezvous_addr.empty() && inet_pton(AF_INET, opt_.rendezvous_addr.c_str(), &addr.sin_addr) != 1)
-    throw std::runtime_error("--rendezvous-addr " + opt_.rendezvous_addr + " is not an IPv4 address");
+    throw UsageError("--rendezvous-addr " + opt_.rendezvous_addr + " is not an IPv4 address");
   if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 128) != 0)
     throw std::runtime_error("cannot open the rendezvous socket" +
                              (opt_.rendezvous_addr.empty() ? std::string() : " on " + opt_.rendezvous_addr) + ": " +
@@ -380,6 +393,7 @@ void Job::spawn(int r) {
     argv = launch_argv(opt_.launch, rk.host, remote);
     if (pipe2(token_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   }
+  const int child_stdin = token_pipe[0] >= 0 ? token_pipe[0] : rank_stdin(r);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -391,7 +405,7 @@ void Job::spawn(int r) {
     signal(SIGPIPE, SIG_DFL);  // dsmrun ignores it; `dsmrun ... | head` must stop the ranks
     if (rk.start != Start::command)
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    if (token_pipe[0] >= 0) dup2(token_pipe[0], STDIN_FILENO);
+    if (child_stdin >= 0) dup2(child_stdin, STDIN_FILENO);
     if (opt_.bind && rk.start == Start::fork) {
       const int cpu = cpus_[r % cpus_.size()];
       cpu_set_t set;
@@ -409,14 +423,55 @@ void Job::spawn(int r) {
     _exit(127);
   }
   setpgid(pid, pid);  // also from here, so a kill right after fork reaches the group
+  if (child_stdin >= 0) close(child_stdin);
   if (token_pipe[0] >= 0) {
-    close(token_pipe[0]);
     const std::string line = token_ + "\n";  // a pipe takes 33 bytes without blocking
     [[maybe_unused]] ssize_t w = write(token_pipe[1], line.data(), line.size());
     close(token_pipe[1]);
   }
   rk.pid = pid;
   rk.running = true;
+}
+
+// The descriptor the rank reads as its standard input (closed here after the fork), or -1 to
+// inherit dsmrun's.
+int Job::rank_stdin(int r) {
+  if (r != 0) {
+    const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    return null;
+  }
+  if (!isatty(STDIN_FILENO)) return -1;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  fcntl(p[1], F_SETFL, O_NONBLOCK);
+  stdin_to_rank0_ = p[1];
+  return p[0];
+}
+
+// One step of the forwarding: read the terminal when nothing is pending, else write to the
+// pipe. The end of input (^D), or rank 0 closing its end, ends the forwarding.
+void Job::forward_stdin(short revents) {
+  if (!revents) return;
+  if (stdin_pending_.empty()) {
+    char buf[4096];
+    const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      close(stdin_to_rank0_);
+      stdin_to_rank0_ = -1;
+      return;
+    }
+    stdin_pending_.assign(buf, n);
+  }
+  const ssize_t w = write(stdin_to_rank0_, stdin_pending_.data(), stdin_pending_.size());
+  if (w > 0) {
+    stdin_pending_.erase(0, w);
+  } else if (errno != EAGAIN && errno != EINTR) {
+    close(stdin_to_rank0_);
+    stdin_to_rank0_ = -1;
+    stdin_pending_.clear();
+  }
 }
 
 bool Job::hello(int fd) {
@@ -479,16 +534,30 @@ void Job::fail(int code) {
   exit_code_ = code;
   stop_since_ = clock_type::now();
   kill_all(SIGTERM);
+  kill_all(SIGCONT);  // a stopped rank takes the SIGTERM now, not at the SIGKILL 2 s later
 }
 
 void Job::reap() {
   for (;;) {
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    const pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
     if (pid <= 0) return;
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
       Rank& rk = ranks_[r];
       if (rk.pid != pid) continue;
+      if (WIFSTOPPED(status)) {
+        // Stopped for using the terminal from outside its foreground: it would wait for ever.
+        // (A rank stopped on purpose, SIGSTOP, is left to the user and --timeout.)
+        const int sig = WSTOPSIG(status);
+        if ((sig == SIGTTIN || sig == SIGTTOU) && !stopping_) {
+          std::fprintf(stderr,
+                       "dsmrun: rank %d (pid %d) was stopped by SIG%s: it %s the terminal, which a rank "
+                       "cannot do (rank 0's standard input is dsmrun's); stopping all ranks\n",
+                       r, pid, sigabbrev_np(sig), sig == SIGTTIN ? "read from" : "changed or wrote to");
+          fail(1);
+        }
+        break;
+      }
       rk.running = false;
       rk.status = status;
       kill(-pid, SIGKILL);  // helpers the rank left behind in its group
@@ -551,13 +620,24 @@ int Job::run() {
     std::fprintf(stderr, "dsmrun: no statistics board: %s\n", e.what());
   }
   watched_ = start;
-  for (int r = 0; r < opt_.n; ++r) spawn(r);
+  try {
+    for (int r = 0; r < opt_.n; ++r) spawn(r);
+  } catch (...) {  // the ranks already started would wait for the others until they time out
+    kill_all(SIGKILL);
+    for (const auto& rk : ranks_)
+      if (rk.running) waitpid(rk.pid, nullptr, 0);
+    throw;
+  }
 
   auto seconds_since = [](clock_type::time_point t) {
     return std::chrono::duration<double>(clock_type::now() - t).count();
   };
   while (std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; })) {
-    std::vector<pollfd> fds = {{signal_pipe[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    // The terminal is read only while dsmrun is in the foreground (else the read stops it).
+    pollfd forward{-1, 0, 0};
+    if (stdin_to_rank0_ >= 0 && !stdin_pending_.empty()) forward = {stdin_to_rank0_, POLLOUT, 0};
+    else if (stdin_to_rank0_ >= 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) forward = {STDIN_FILENO, POLLIN, 0};
+    std::vector<pollfd> fds = {{signal_pipe[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}, forward};
     for (auto& [fd, t] : pending_) fds.push_back({fd, POLLIN, 0});
     for (auto& rk : ranks_)
       if (rk.conn >= 0) fds.push_back({rk.conn, POLLIN, 0});
@@ -573,7 +653,8 @@ int Job::run() {
         }
     }
     reap();
-    std::size_t at = 2;
+    forward_stdin(fds[2].revents);
+    std::size_t at = 3;
     std::vector<std::pair<int, clock_type::time_point>> still;
     for (auto& [fd, t] : pending_) {
       const pollfd& p = fds[at++];
@@ -631,6 +712,7 @@ int Job::run() {
   if (opt_.watch > 0) show_board("dsmrun --watch (job ended)");
   for (auto& rk : ranks_)
     if (rk.conn >= 0) close(rk.conn);
+  if (stdin_to_rank0_ >= 0) close(stdin_to_rank0_);
   if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty()) && !print_stats()) exit_code_ = 1;
   return exit_code_;
 }
@@ -716,11 +798,39 @@ bool Job::print_stats() const {
 
 }  // namespace
 
+// CLI::Range lets NaN through (every comparison with it is false): a --timeout nan would mean
+// never.
+const CLI::Validator finite_seconds(
+    [](const std::string& s) {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      return std::isfinite(v) ? std::string() : s + " is not a number of seconds";
+    },
+    "");
+
+// Split here, not by CLI11's delimiter: that drops empty names, and "--hosts ," then took
+// the next argument, the program, as a host.
+std::vector<std::string> split_hosts(const std::string& list) {
+  std::vector<std::string> hosts;
+  std::stringstream in(list);
+  for (std::string h; std::getline(in, h, ',');) hosts.push_back(h);
+  if (list.empty() || list.back() == ',') hosts.emplace_back();
+  return hosts;
+}
+const CLI::Validator host_list(
+    [](const std::string& list) {
+      const auto hosts = split_hosts(list);
+      return std::find(hosts.begin(), hosts.end(), "") == hosts.end() ? std::string()
+                                                                       : "'" + list + "' has an empty host name";
+    },
+    "");
+
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"dsmrun: run a DSM program on N ranks (like mpirun)"};
   app.add_option("-n,--np", opt.n, "number of ranks (mpirun's -np N works too)")->required()->check(CLI::Range(1, 4096));
-  auto* hosts = app.add_option("--hosts", opt.hosts, "hosts, comma-separated (ranks go round-robin)")->option_text("HOST,HOST,...")->delimiter(',')->allow_extra_args(false);
+  std::vector<std::string> host_lists;
+  auto* hosts = app.add_option("--hosts", host_lists, "hosts, comma-separated (ranks go round-robin)")->option_text("HOST,HOST,...")->allow_extra_args(false)->check(host_list);
   app.add_option("--hostfile", opt.hostfile, "file with one host per line")->excludes(hosts)->check(CLI::ExistingFile);
   auto* launch = app.add_option("--launch", opt.launch, "command that starts a remote rank; {host} is replaced")->capture_default_str();
   app.add_option("--launcher", opt.launcher,
@@ -732,9 +842,10 @@ int main(int argc, char** argv) {
   app.add_option("--provider", opt.provider, "libfabric provider")->check(CLI::IsMember({"auto", "shm", "tcp"}))->capture_default_str();
   app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
   app.add_flag("--bind", opt.bind, "pin rank r to the r-th CPU (mod their number) of those dsmrun may use (forked ranks)");
-  app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::Range(0.0, 1e7));
+  app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::Range(0.0, 1e7))->check(finite_seconds);
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")
       ->check(CLI::Range(0.001, 1e7))
+      ->check(finite_seconds)
       ->capture_default_str();
   app.add_flag("--stats", opt.stats, "print each rank's statistics after the job");
   app.add_option("--stats-json", opt.stats_json, "write every rank's statistics as a JSON array")
@@ -786,6 +897,12 @@ int main(int argc, char** argv) {
   const int program_at = argc - int(opt.command.size());
   for (const int i : np_at)
     if (i >= program_at) opt.command[i - program_at] = argv[i];
+  // CLI11 reads "--hosts=" as no value yet and takes the next argument.
+  for (int i = 1; i < program_at; ++i)
+    if (std::strcmp(argv[i], "--hosts=") == 0) {
+      std::fprintf(stderr, "--hosts: '' has an empty host name\nRun with --help for more information.\n");
+      return 2;
+    }
   if (!watch.empty()) {
     char* end = nullptr;
     opt.watch = std::strtod(watch.c_str(), &end);
@@ -795,6 +912,8 @@ int main(int argc, char** argv) {
     }
   }
   opt.launch_given = launch->count() > 0;
+  for (const auto& list : host_lists)
+    for (auto& h : split_hosts(list)) opt.hosts.push_back(std::move(h));
   if (!opt.command.empty() && opt.command.front() == "--") {
     opt.command.erase(opt.command.begin());
   } else if (!opt.command.empty() && opt.command.front().size() > 1 && opt.command.front()[0] == '-') {
@@ -811,6 +930,9 @@ int main(int argc, char** argv) {
   }
   try {
     return Job(std::move(opt)).run();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "dsmrun: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsmrun: %s\n", e.what());
     return 1;

@@ -22,6 +22,8 @@
 //   fault_program ok             a short correct run (the job must succeed)
 //   fault_program print_closed   each rank prints with stdout closed; the shared data must
 //                                not change (the region once took descriptor 1)
+//   fault_program read_stdin     each rank reads a line of its standard input; rank 0 prints
+//                                what every rank read
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -228,6 +230,19 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d: shared word %ld changed without a store\n", dsm::rank(), k);
         return 1;
       }
+  } else if (where == "read_stdin") {
+    constexpr int width = 64;
+    char* sh = dsm::alloc<char>(width * dsm::nprocs());
+    char line[width] = {};
+    if (!std::fgets(line, sizeof line, stdin)) std::snprintf(line, sizeof line, "end of input");
+    line[std::strcspn(line, "\r\n")] = '\0';
+    std::memcpy(sh + width * dsm::rank(), line, width);
+    dsm::barrier();
+    if (dsm::rank() == 0) {
+      std::printf("stdin:");
+      for (int r = 0; r < dsm::nprocs(); ++r) std::printf(" rank %d '%s'", r, sh + width * r);
+      std::printf("\n");
+    }
   } else if (where == "init" || where == "ok" || where == "region_taken") {
     long* sh = dsm::alloc<long>(1);
     dsm::lock_acquire(0);
