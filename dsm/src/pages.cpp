@@ -467,6 +467,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
     }
   }
   std::size_t sent = 0;
+  std::map<int, std::size_t> unanswered;  // requests per rank
   for (auto& [proc, items] : asks)
     for (std::size_t from = 0; from < items.size(); from += max_request_items) {
       codec::Writer w;
@@ -480,23 +481,27 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       }
       s.net->send(proc, diff_request, w.buffer());
       ++sent;
+      ++unanswered[proc];
     }
   stats::counters().fetch_requests.fetch_add(sent, std::memory_order_relaxed);
   // Replies, keyed by (page, proc, idx); at a collection, whole valid copies by page.
-  std::vector<std::vector<std::byte>> replies;
+  std::vector<Reply> replies;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::span<const std::byte>> got;
   std::map<std::uint32_t, std::pair<std::uint32_t, std::span<const std::byte>>> copies;
   {
     stats::Timer wait(stats::counters().comm_wait_ns);
     std::uint64_t t0 = stats::now_ns();
-    for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox());
+    for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox(diff_reply, -1));
     if (pages.size() >= bulk_fetch_pages && sent)
       s.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
   }
   for (const auto& rep : replies) {
     try {
-      codec::Reader r(rep);
-      auto src = r.get<std::uint32_t>();
+      codec::Reader r(rep.payload);
+      const auto src = std::uint32_t(rep.src);
+      if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
+      if (auto left = unanswered.find(rep.src); left == unanswered.end() || left->second-- == 0)
+        throw codec::DecodeError("more replies than this rank sent requests");
       r.get<std::uint32_t>();
       auto n = r.count(13);
       for (std::uint32_t i = 0; i < n; ++i) {
@@ -517,7 +522,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       }
       r.expect_end();
     } catch (const codec::DecodeError& e) {
-      fatal("malformed diff reply: %s", e.what());
+      fatal("malformed diff reply from rank %d: %s", rep.src, e.what());
     }
   }
   std::lock_guard lk(s.mu);
@@ -772,7 +777,7 @@ void garbage_collect() {
   stats::counters().gcs.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::vector<std::byte> wait_inbox() {
+Reply wait_inbox(Msg type, int from) {
   auto& s = state();
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
@@ -793,8 +798,11 @@ std::vector<std::byte> wait_inbox() {
       if (!s.inbox.empty()) {
         if (lazy) s.net->set_waiting(false);
         if (polling) s.net->set_polling(false);
-        auto m = std::move(s.inbox.front());
-        s.inbox.erase(s.inbox.begin());
+        Reply m = std::move(s.inbox.front());
+        s.inbox.pop_front();
+        if (m.type != type || (from >= 0 && m.src != from))
+          fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
+                from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
         return m;
       }
     }
@@ -817,14 +825,14 @@ std::vector<std::byte> wait_inbox() {
   }
 }
 
-void post_inbox(std::span<const std::byte> payload) {
+void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
-  std::vector<std::byte> copy;
-  mem::reserve_populated(copy, payload.size());
-  copy.assign(payload.begin(), payload.end());
+  Reply reply{src, type, {}};
+  mem::reserve_populated(reply.payload, payload.size());
+  reply.payload.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
-    s.inbox.push_back(std::move(copy));
+    s.inbox.push_back(std::move(reply));
   }
   s.arrived.notify();
 }

@@ -13,6 +13,7 @@
 #include <boost/container/small_vector.hpp>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,7 +36,7 @@ namespace dsm::proto {
 // Message types of the protocol (the transport's uint16 type).
 enum Msg : std::uint16_t {
   diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
-  diff_reply = 2,     // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
+  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
                       // the page as it is (a request at_collection, for a valid page)
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
@@ -46,6 +47,21 @@ enum Msg : std::uint16_t {
                       // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
+};
+
+// For messages that name a message.
+constexpr const char* msg_name(std::uint16_t type) {
+  constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
+                                   "lock forward", "lock grant", "barrier arrival", "barrier departure",
+                                   "echo request", "echo reply"};
+  return type < std::size(names) ? names[type] : names[0];
+}
+
+// A reply the service thread queued for the application thread.
+struct Reply {
+  int src;
+  Msg type;
+  std::vector<std::byte> payload;
 };
 
 // The fields a barrier's merge and interval end touch for every page come first, in one
@@ -204,7 +220,7 @@ struct State {
 
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::Signal arrived;
-  std::vector<std::vector<std::byte>> inbox;
+  std::deque<Reply> inbox;
 
   std::vector<LockToken> tokens;
   int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
@@ -279,9 +295,11 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
 void serve_diff_request(int src, codec::Reader& r);
 void garbage_collect();
 std::size_t protocol_bytes();
-// Waits for one message for the application thread and takes it out of the inbox.
-std::vector<std::byte> wait_inbox();
-void post_inbox(std::span<const std::byte> payload);
+// Waits for the next reply for the application thread and takes it out of the inbox. That
+// thread waits for one kind of reply at a time: one of another type, or from another rank
+// than `from` (-1: any), is a forged or duplicated message, and fatal.
+Reply wait_inbox(Msg type, int from);
+void post_inbox(int src, Msg type, std::span<const std::byte> payload);
 
 // sync.cpp
 void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);

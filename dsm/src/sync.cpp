@@ -184,12 +184,12 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
       case diff_reply:
       case lock_grant:
       case barrier_depart:
-      case echo_reply: post_inbox(payload); return;
+      case echo_reply: post_inbox(src, Msg(type), payload); return;
       case echo_request: s.net->send(src, echo_reply, payload); return;
       default: throw codec::DecodeError("unknown message type");
     }
   } catch (const codec::DecodeError& e) {
-    fatal("rejected message of type %u from rank %d: %s", unsigned(type), src, e.what());
+    fatal("rejected %s (type %u) from rank %d: %s", msg_name(type), unsigned(type), src, e.what());
   }
 }
 
@@ -228,7 +228,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     // others' are then taken by this thread, not by a service thread woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
     s.net->send_lazy(0, barrier_arrive, w.buffer());
-    auto reply = wait_inbox();
+    auto reply = wait_inbox(barrier_depart, 0).payload;
     std::uint8_t gc = 0, mismatch = 0;
     try {
       codec::Reader r(reply);
@@ -277,7 +277,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
 void echo(int peer, std::span<const std::byte> bytes) {
   auto& s = state();
   s.net->send(peer, echo_request, bytes);
-  if (wait_inbox().size() != bytes.size()) fatal("echo from rank %d came back with another length", peer);
+  if (wait_inbox(echo_reply, peer).payload.size() != bytes.size()) fatal("echo from rank %d came back with another length", peer);
 }
 
 void acquire(int lock) {
@@ -320,7 +320,7 @@ void acquire(int lock) {
     w.array<std::uint32_t>(s.log.vector_time());
   }
   s.net->send(lock_manager(lock), lock_request, w.buffer());
-  auto reply = wait_inbox();
+  auto reply = wait_inbox(lock_grant, -1).payload;
   try {
     codec::Reader r(reply);
     if (r.get<std::uint32_t>() != std::uint32_t(lock)) throw codec::DecodeError("grant of another lock");

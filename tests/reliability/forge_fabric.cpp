@@ -9,6 +9,9 @@
 //                              starts the rogue against rank 1 mid-job, waits for it, then
 //                              the ranks keep working (lock increments, barriers) and check
 //   forge_fabric rogue NAME    the rogue: opens its own shm endpoint and sends to NAME
+//   forge_fabric stray         a reply nobody waits for (a duplicated or forged lock grant, as
+//                              the service thread queues it) reaches rank 1 before a barrier:
+//                              rank 1 must name it, not read it as the barrier's departure
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -26,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "state.hpp"
 #include "transport.hpp"
 #include "wire.hpp"
 
@@ -157,6 +161,16 @@ int main(int argc, char** argv) {
     dsm::init(argc, argv);
     return job(argv[0]);
   }
-  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME\n");
+  if (mode == "stray") {
+    dsm::init(argc, argv);
+    if (dsm::rank() == 1) {
+      const std::byte grant_of_lock_0[4] = {};
+      dsm::proto::post_inbox(0, dsm::proto::lock_grant, grant_of_lock_0);
+    }
+    dsm::barrier();
+    dsm::finalize();
+    return 0;
+  }
+  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME | forge_fabric stray\n");
   return 2;
 }
