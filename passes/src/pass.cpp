@@ -92,12 +92,12 @@ class Consumer : public ASTConsumer {
     if (!marks_.empty()) instances.TraverseDecl(ctx.getTranslationUnitDecl());
     std::vector<std::pair<const Mark*, const ForStmt*>> marked;
     for (const Mark& m : marks_) {
-      if (!sm.isWrittenInMainFile(m.hash)) {
-        report.error(m.hash, "'#pragma dsm' in an included file is not rewritten; put the loop in the source file given to dsm-pass");
+      if (!m.problem.empty()) {  // first: a _Pragma in a macro is not written in the main file
+        report.error(m.hash, m.problem);
         continue;
       }
-      if (!m.problem.empty()) {
-        report.error(m.hash, m.problem);
+      if (!sm.isWrittenInMainFile(m.hash)) {
+        report.error(m.hash, "'#pragma dsm' in an included file is not rewritten; put the loop in the source file given to dsm-pass");
         continue;
       }
       const ForStmt* loop = following_loop(m, collect.loops, sm, ctx.getLangOpts());

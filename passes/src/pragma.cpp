@@ -50,8 +50,10 @@ void parse_clauses(const std::vector<std::string>& words, Mark& m) {
 
 class DsmPragma : public clang::PragmaHandler {
  public:
-  // The empty name receives every `#pragma dsm <anything>`, so typos are reported too.
-  explicit DsmPragma(std::vector<Mark>& marks) : clang::PragmaHandler(""), marks_(marks) {}
+  // The empty name receives every `#pragma <space> <anything>`, so typos are reported too;
+  // `space` is dsm, or a spelling of it that would otherwise be ignored as an unknown pragma.
+  DsmPragma(std::vector<Mark>& marks, std::string space)
+      : clang::PragmaHandler(""), marks_(marks), space_(std::move(space)) {}
 
   void HandlePragma(clang::Preprocessor& pp, clang::PragmaIntroducer intro, clang::Token& first) override {
     std::vector<std::string> words;
@@ -61,7 +63,12 @@ class DsmPragma : public clang::PragmaHandler {
       pp.Lex(tok);
     }
     Mark m{intro.Loc, tok.getLocation(), "", ""};
-    if (words.size() < 2 || words[0] != "parallel" || words[1] != "for") {
+    if (space_ != "dsm") {
+      m.problem = "'#pragma " + space_ + "' is not read: the name is lower case, '#pragma dsm parallel for'";
+    } else if (intro.Kind != clang::PIK_HashPragma) {
+      // Its text is a string, in a macro more often than not: the rewriter cannot replace it.
+      m.problem = "_Pragma(\"dsm ...\") is not rewritten; write '#pragma dsm parallel for' on its own line before the loop";
+    } else if (words.size() < 2 || words[0] != "parallel" || words[1] != "for") {
       std::string seen;
       for (const auto& w : words) seen += " " + w;
       m.problem = "unknown directive '#pragma dsm" + seen + "'; the only one is '#pragma dsm parallel for'";
@@ -73,12 +80,14 @@ class DsmPragma : public clang::PragmaHandler {
 
  private:
   std::vector<Mark>& marks_;
+  std::string space_;
 };
 
 }  // namespace
 
 void add_pragma_handler(clang::Preprocessor& pp, std::vector<Mark>& marks) {
-  pp.AddPragmaHandler("dsm", new DsmPragma(marks));  // the preprocessor owns its handlers
+  for (const char* space : {"dsm", "DSM", "Dsm"})
+    pp.AddPragmaHandler(space, new DsmPragma(marks, space));  // the preprocessor owns its handlers
 }
 
 std::string policy_enumerator(const std::string& name) {

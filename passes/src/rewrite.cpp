@@ -70,7 +70,8 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   }
   pro += ind + "  for (const dsm::lb::Range& " + r + " : dsm::lb::redistribute(" + site + ", " + loop.lb + ", " +
          loop.ub + ", " + loop.step + ", " + sections + "))\n";
-  pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.hash) + 1) + " " + quoted(file);
+  // The line after the directive's last (it may be continued with a backslash).
+  pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.end) + 1) + " " + quoted(file);
   rw.ReplaceText(CharSourceRange::getCharRange(mark.hash, mark.end), pro);
 
   auto part = [&](const std::string& field) {

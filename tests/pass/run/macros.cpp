@@ -1,8 +1,9 @@
 // Loop headers and subscripts as scientific codes write them: bounds and steps that are
 // macros (also -D style), accessor macros around the shared arrays, a brace-initialized or
 // `auto` loop variable, an inner loop reusing the marked loop's name, a signed variable
-// against an unsigned bound. The result must equal the sequential one, and every iteration
-// must run exactly once (sh_hits counts the executions of each, per rank).
+// against an unsigned bound, a pragma continued over two lines (the lines after it must keep
+// their numbers: __LINE__ is checked). The result must equal the sequential one, and every
+// iteration must run exactly once (sh_hits counts the executions of each, per rank).
 #include <dsm/dsm.hpp>
 
 #include <cstdio>
@@ -50,6 +51,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < un; ++i) {
     SET(i);
     sh_hits[i * 8 + me] += 1;
+  }
+  dsm::barrier();
+#pragma dsm parallel \
+    for
+  for (long i = 0; i < n; ++i) {
+    static_assert(__LINE__ == 59, "the rewritten loop keeps its line");
+    sh_v[i] += 1;
   }
   dsm::barrier();
 
