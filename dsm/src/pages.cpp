@@ -302,6 +302,18 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& s = state();
   std::vector<std::uint32_t> invalidated, revalidated;
   std::lock_guard lk(s.mu);
+  // A grant or departure brings every interval its stamps have seen that this rank lacks. A
+  // stamp beyond them (forged, or a protocol error) would count a concurrent change of a
+  // page as seen by a whole-page notice, which then drops it (below).
+  auto known_after = s.log.vector_time();
+  for (const auto& interval : in)
+    known_after[interval.proc] = std::max(known_after[interval.proc], interval.idx + 1);
+  for (const auto& interval : in)
+    for (std::size_t q = 0; q < known_after.size(); ++q)
+      if (interval.vt[q] > known_after[q])
+        throw codec::DecodeError("interval " + std::to_string(interval.idx) + " of rank " + std::to_string(interval.proc) +
+                                 " has seen interval " + std::to_string(interval.vt[q] - 1) + " of rank " +
+                                 std::to_string(q) + ", which this rank was not sent");
   for (auto& interval : in) {
     std::uint32_t proc = interval.proc, idx = interval.idx;
     if (proc == std::uint32_t(s.me)) continue;

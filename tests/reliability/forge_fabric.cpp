@@ -12,6 +12,9 @@
 //   forge_fabric stray         a reply nobody waits for (a duplicated or forged lock grant, as
 //                              the service thread queues it) reaches rank 1 before a barrier:
 //                              rank 1 must name it, not read it as the barrier's departure
+//   forge_fabric forged_stamp  rank 1 gets a lock grant whose interval of rank 0 claims to
+//                              have seen rank 1's interval 999: it must refuse the grant (a
+//                              whole-page notice with such a stamp drops concurrent changes)
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -171,6 +174,22 @@ int main(int argc, char** argv) {
     dsm::finalize();
     return 0;
   }
-  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME | forge_fabric stray\n");
+  if (mode == "forged_stamp") {
+    dsm::init(argc, argv);
+    if (dsm::rank() == 1) {
+      dsm::proto::Interval forged{.proc = 0, .idx = 0, .vt = {1, 1000}, .runs = {}};
+      dsm::codec::Writer w;
+      w.put<std::uint32_t>(0);  // the lock
+      const dsm::proto::Interval* list[] = {&forged};
+      dsm::proto::encode_list(w, list);
+      dsm::proto::post_inbox(0, dsm::proto::lock_grant, w.buffer());  // ahead of the real grant
+      dsm::lock_acquire(0);
+      dsm::lock_release(0);
+    }
+    dsm::barrier();
+    dsm::finalize();
+    return 0;
+  }
+  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME | forge_fabric stray | forge_fabric forged_stamp\n");
   return 2;
 }
