@@ -306,8 +306,14 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   // stamp beyond them (forged, or a protocol error) would count a concurrent change of a
   // page as seen by a whole-page notice, which then drops it (below).
   auto known_after = s.log.vector_time();
-  for (const auto& interval : in)
+  for (const auto& interval : in) {
+    if (interval.proc == std::uint32_t(s.me)) {  // skipped below, but its stamp counts
+      if (interval.idx >= known_after[interval.proc])
+        throw codec::DecodeError("interval " + std::to_string(interval.idx) + " of this rank, which it never made");
+      continue;
+    }
     known_after[interval.proc] = std::max(known_after[interval.proc], interval.idx + 1);
+  }
   for (const auto& interval : in)
     for (std::size_t q = 0; q < known_after.size(); ++q)
       if (interval.vt[q] > known_after[q])
@@ -512,8 +518,9 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       codec::Reader r(rep.payload);
       const auto src = std::uint32_t(rep.src);
       if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
-      if (auto left = unanswered.find(rep.src); left == unanswered.end() || left->second-- == 0)
-        throw codec::DecodeError("more replies than this rank sent requests");
+      const auto left = unanswered.find(rep.src);
+      if (left == unanswered.end() || left->second == 0) throw codec::DecodeError("more replies than this rank sent requests");
+      --left->second;
       r.get<std::uint32_t>();
       auto n = r.count(13);
       for (std::uint32_t i = 0; i < n; ++i) {

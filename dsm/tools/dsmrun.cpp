@@ -66,6 +66,7 @@ struct Options {
   std::string stats_json;
   double watch = 0;  // seconds between two tables of the local ranks (0: no live view)
   std::string lb;
+  bool stdin_to_rank0 = true;  // --stdin 0 (else none: every rank reads /dev/null)
   std::vector<std::string> env;
   std::vector<std::string> command;
 };
@@ -196,6 +197,7 @@ class Job {
   // Rank 0 gets dsmrun's standard input, as under mpirun, but a terminal is forwarded through
   // a pipe: a rank in its own process group that read the terminal would be stopped.
   int stdin_to_rank0_ = -1;  // the pipe's write end, non-blocking
+  int terminal_ = -1;  // dsmrun's own non-blocking descriptor of the terminal
   std::string stdin_pending_;  // read from the terminal, not yet taken by the pipe
   clock_type::time_point watched_;
 };
@@ -280,7 +282,7 @@ Start Job::resolve_launcher() const {
   if (opt_.launcher == "srun") {
     if (!dsm::slurm::in_allocation())
       throw UsageError("--launcher srun needs a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are not set): "
-                               "run dsmrun inside salloc or an sbatch script");
+                       "run dsmrun inside salloc or an sbatch script");
     if (opt_.launch_given) throw UsageError("--launcher srun takes no --launch");
     return Start::srun;
   }
@@ -306,7 +308,7 @@ void Job::assign_hosts() {
         if (words[w].rfind("slots=", 0) == 0) slots = std::strtol(words[w].c_str() + 6, &end, 10);
         if (!end || *end || slots < 1 || slots > 4096)
           throw UsageError("hostfile " + opt_.hostfile + " line " + std::to_string(number) + ": '" + words[w] +
-                                   "' is not slots=N (N from 1 to 4096); a line is: host [slots=N]");
+                           "' is not slots=N (N from 1 to 4096); a line is: host [slots=N]");
       }
       hosts.insert(hosts.end(), slots, words[0]);
     }
@@ -436,12 +438,19 @@ void Job::spawn(int r) {
 // The descriptor the rank reads as its standard input (closed here after the fork), or -1 to
 // inherit dsmrun's.
 int Job::rank_stdin(int r) {
-  if (r != 0) {
+  if (r != 0 || !opt_.stdin_to_rank0) {
     const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
     return null;
   }
-  if (!isatty(STDIN_FILENO)) return -1;
+  // A file, a pipe, or a terminal without job control here (not dsmrun's controlling one).
+  if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) < 0) return -1;
+  // Read through a descriptor of dsmrun's own: non-blocking, so that when another program of
+  // the foreground (`dsmrun ... | less`) takes the input first, dsmrun does not block in
+  // read(), and without changing the flags of the one it shares with the shell.
+  const char* name = ttyname(STDIN_FILENO);
+  terminal_ = name ? open(name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
+  if (terminal_ < 0) return -1;
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   fcntl(p[1], F_SETFL, O_NONBLOCK);
@@ -453,25 +462,22 @@ int Job::rank_stdin(int r) {
 // pipe. The end of input (^D), or rank 0 closing its end, ends the forwarding.
 void Job::forward_stdin(short revents) {
   if (!revents) return;
+  const auto stop = [this] {
+    close(stdin_to_rank0_);
+    close(terminal_);
+    stdin_to_rank0_ = terminal_ = -1;
+    stdin_pending_.clear();
+  };
   if (stdin_pending_.empty()) {
     char buf[4096];
-    const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    const ssize_t n = read(terminal_, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (n <= 0) {
-      close(stdin_to_rank0_);
-      stdin_to_rank0_ = -1;
-      return;
-    }
+    if (n <= 0) return stop();
     stdin_pending_.assign(buf, n);
   }
   const ssize_t w = write(stdin_to_rank0_, stdin_pending_.data(), stdin_pending_.size());
-  if (w > 0) {
-    stdin_pending_.erase(0, w);
-  } else if (errno != EAGAIN && errno != EINTR) {
-    close(stdin_to_rank0_);
-    stdin_to_rank0_ = -1;
-    stdin_pending_.clear();
-  }
+  if (w > 0) stdin_pending_.erase(0, w);
+  else if (errno != EAGAIN && errno != EINTR) stop();
 }
 
 bool Job::hello(int fd) {
@@ -551,9 +557,11 @@ void Job::reap() {
         const int sig = WSTOPSIG(status);
         if ((sig == SIGTTIN || sig == SIGTTOU) && !stopping_) {
           std::fprintf(stderr,
-                       "dsmrun: rank %d (pid %d) was stopped by SIG%s: it %s the terminal, which a rank "
-                       "cannot do (rank 0's standard input is dsmrun's); stopping all ranks\n",
-                       r, pid, sigabbrev_np(sig), sig == SIGTTIN ? "read from" : "changed or wrote to");
+                       "dsmrun: rank %d (pid %d) was stopped by SIG%s: it %s, which a rank cannot do "
+                       "(rank 0's standard input is dsmrun's)%s; stopping all ranks\n",
+                       r, pid, sigabbrev_np(sig),
+                       sig == SIGTTIN ? "read from the terminal" : "wrote to the terminal or changed its settings",
+                       sig == SIGTTOU ? "; with `stty tostop` set, run `stty -tostop` to let ranks print" : "");
           fail(1);
         }
         break;
@@ -636,7 +644,7 @@ int Job::run() {
     // The terminal is read only while dsmrun is in the foreground (else the read stops it).
     pollfd forward{-1, 0, 0};
     if (stdin_to_rank0_ >= 0 && !stdin_pending_.empty()) forward = {stdin_to_rank0_, POLLOUT, 0};
-    else if (stdin_to_rank0_ >= 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) forward = {STDIN_FILENO, POLLIN, 0};
+    else if (stdin_to_rank0_ >= 0 && tcgetpgrp(terminal_) == getpgrp()) forward = {terminal_, POLLIN, 0};
     std::vector<pollfd> fds = {{signal_pipe[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}, forward};
     for (auto& [fd, t] : pending_) fds.push_back({fd, POLLIN, 0});
     for (auto& rk : ranks_)
@@ -713,6 +721,7 @@ int Job::run() {
   for (auto& rk : ranks_)
     if (rk.conn >= 0) close(rk.conn);
   if (stdin_to_rank0_ >= 0) close(stdin_to_rank0_);
+  if (terminal_ >= 0) close(terminal_);
   if (exit_code_ == 0 && (opt_.stats || !opt_.stats_json.empty()) && !print_stats()) exit_code_ = 1;
   return exit_code_;
 }
@@ -875,6 +884,12 @@ int main(int argc, char** argv) {
           return what.substr(what.find(": ") + 2);
         }
       });
+  std::string stdin_mode = "0";
+  app.add_option("--stdin", stdin_mode,
+                 "which rank reads dsmrun's standard input: 0 (a terminal is forwarded while dsmrun runs in "
+                 "the foreground), or none (every rank reads /dev/null; for `dsmrun ... | less`)")
+      ->check(CLI::IsMember({"0", "none"}))
+      ->capture_default_str();
   app.add_option("--env", opt.env, "extra K=V for every rank (repeat for more)")->option_text("K=V")->allow_extra_args(false)->check([](const std::string& s) {
     if (s.find('=') == std::string::npos || s.front() == '=') return std::string("expected K=V");
     // What dsmrun sets for each rank itself: overriding it breaks the job's start.
@@ -912,6 +927,7 @@ int main(int argc, char** argv) {
     }
   }
   opt.launch_given = launch->count() > 0;
+  opt.stdin_to_rank0 = stdin_mode == "0";
   for (const auto& list : host_lists)
     for (auto& h : split_hosts(list)) opt.hosts.push_back(std::move(h));
   if (!opt.command.empty() && opt.command.front() == "--") {

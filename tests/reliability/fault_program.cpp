@@ -233,10 +233,16 @@ int main(int argc, char** argv) {
   } else if (where == "read_stdin") {
     constexpr int width = 64;
     char* sh = dsm::alloc<char>(width * dsm::nprocs());
-    char line[width] = {};
-    if (!std::fgets(line, sizeof line, stdin)) std::snprintf(line, sizeof line, "end of input");
-    line[std::strcspn(line, "\r\n")] = '\0';
-    std::memcpy(sh + width * dsm::rank(), line, width);
+    // The other ranks first: where all ranks shared the input, the first reader took it.
+    const auto read_line = [&] {
+      char line[width] = {};
+      if (!std::fgets(line, sizeof line, stdin)) std::snprintf(line, sizeof line, "end of input");
+      line[std::strcspn(line, "\r\n")] = '\0';
+      std::memcpy(sh + width * dsm::rank(), line, width);
+    };
+    if (dsm::rank() != 0) read_line();
+    dsm::barrier();
+    if (dsm::rank() == 0) read_line();
     dsm::barrier();
     if (dsm::rank() == 0) {
       std::printf("stdin:");

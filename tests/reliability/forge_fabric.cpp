@@ -9,12 +9,14 @@
 //                              starts the rogue against rank 1 mid-job, waits for it, then
 //                              the ranks keep working (lock increments, barriers) and check
 //   forge_fabric rogue NAME    the rogue: opens its own shm endpoint and sends to NAME
-//   forge_fabric stray         a reply nobody waits for (a duplicated or forged lock grant, as
-//                              the service thread queues it) reaches rank 1 before a barrier:
-//                              rank 1 must name it, not read it as the barrier's departure
-//   forge_fabric forged_stamp  rank 1 gets a lock grant whose interval of rank 0 claims to
-//                              have seen rank 1's interval 999: it must refuse the grant (a
-//                              whole-page notice with such a stamp drops concurrent changes)
+//   forge_fabric forged KIND   a reply forged inside the job reaches rank 1 ahead of the real
+//                              one (queued as the service thread queues what arrives); rank 1
+//                              must refuse it, naming it. KIND:
+//       stray        a lock grant nobody waits for, before a barrier (not read as the departure)
+//       stamp        a lock grant whose interval of rank 0 claims to have seen rank 1's
+//                    interval 999 (a whole-page notice with such a stamp drops changes)
+//       own          the same, with rank 1's "own" interval 999 in the grant to cover it
+//       diff_signed  a diff reply from rank 0 that says rank 1 wrote it
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -155,6 +157,43 @@ int job(const char* self) {
   return ok ? 0 : 1;
 }
 
+int forged_reply(const std::string& kind) {
+  using namespace dsm::proto;
+  long* sh = dsm::alloc<long>(512);  // a page
+  if (dsm::rank() == 0) sh[0] = 1;
+  dsm::barrier();
+  if (dsm::rank() == 1) {
+    dsm::codec::Writer w;
+    if (kind == "stray") {
+      w.put<std::uint32_t>(0);
+      post_inbox(0, lock_grant, w.buffer());
+      dsm::barrier();
+    } else if (kind == "stamp" || kind == "own") {
+      const Interval own{.proc = 1, .idx = 999, .vt = {0, 1000}, .runs = {}};
+      const Interval forged{.proc = 0, .idx = 0, .vt = {1, 1000}, .runs = {}};
+      std::vector<const Interval*> list{&forged};
+      if (kind == "own") list.insert(list.begin(), &own);
+      w.put<std::uint32_t>(0);  // the lock
+      encode_list(w, list);
+      post_inbox(0, lock_grant, w.buffer());
+      dsm::lock_acquire(0);
+      dsm::lock_release(0);
+    } else if (kind == "diff_signed") {
+      w.put<std::uint32_t>(1);  // the writer it names
+      w.put<std::uint32_t>(0);  // flags
+      w.put<std::uint32_t>(0);  // items
+      post_inbox(0, diff_reply, w.buffer());
+      std::printf("read %ld\n", *static_cast<volatile long*>(sh));  // the fault fetches rank 0's write
+    } else {
+      std::fprintf(stderr, "forge_fabric: unknown KIND '%s'\n", kind.c_str());
+      return 2;
+    }
+  }
+  dsm::barrier();
+  dsm::finalize();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,32 +203,10 @@ int main(int argc, char** argv) {
     dsm::init(argc, argv);
     return job(argv[0]);
   }
-  if (mode == "stray") {
+  if (mode == "forged" && argc > 2) {
     dsm::init(argc, argv);
-    if (dsm::rank() == 1) {
-      const std::byte grant_of_lock_0[4] = {};
-      dsm::proto::post_inbox(0, dsm::proto::lock_grant, grant_of_lock_0);
-    }
-    dsm::barrier();
-    dsm::finalize();
-    return 0;
+    return forged_reply(argv[2]);
   }
-  if (mode == "forged_stamp") {
-    dsm::init(argc, argv);
-    if (dsm::rank() == 1) {
-      dsm::proto::Interval forged{.proc = 0, .idx = 0, .vt = {1, 1000}, .runs = {}};
-      dsm::codec::Writer w;
-      w.put<std::uint32_t>(0);  // the lock
-      const dsm::proto::Interval* list[] = {&forged};
-      dsm::proto::encode_list(w, list);
-      dsm::proto::post_inbox(0, dsm::proto::lock_grant, w.buffer());  // ahead of the real grant
-      dsm::lock_acquire(0);
-      dsm::lock_release(0);
-    }
-    dsm::barrier();
-    dsm::finalize();
-    return 0;
-  }
-  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME | forge_fabric stray | forge_fabric forged_stamp\n");
+  std::fprintf(stderr, "usage: forge_fabric job | forge_fabric rogue NAME | forge_fabric forged KIND\n");
   return 2;
 }
