@@ -487,10 +487,18 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   std::size_t sent = 0;
   std::map<int, std::size_t> unanswered;  // requests per rank
   for (auto& [proc, items] : asks)
-    for (std::size_t from = 0; from < items.size(); from += max_request_items) {
+    for (std::size_t from = 0, n = 0; from < items.size(); from += n) {
       codec::Writer w;
       w.put<std::uint32_t>(collecting ? at_collection : 0);
-      std::size_t n = std::min<std::size_t>(max_request_items, items.size() - from);
+      n = std::min<std::size_t>(max_request_items, items.size() - from);
+      // At a collection the writer answers a page once, whole, for all its items in one
+      // request: a page's items are not cut across two (unless they alone fill one).
+      if (collecting && from + n < items.size())
+        for (std::size_t cut = n; cut > 0; --cut)
+          if (items[from + cut].first != items[from + cut - 1].first) {
+            n = cut;
+            break;
+          }
       w.put<std::uint32_t>(std::uint32_t(n));
       for (std::size_t i = from; i < from + n; ++i) {
         w.put(items[i].first);
@@ -521,7 +529,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       const auto left = unanswered.find(rep.src);
       if (left == unanswered.end() || left->second == 0) throw codec::DecodeError("more replies than this rank sent requests");
       --left->second;
-      r.get<std::uint32_t>();
+      if (r.get<std::uint32_t>() != (collecting ? at_collection : 0)) throw codec::DecodeError("answers a request of another kind");
       auto n = r.count(13);
       for (std::uint32_t i = 0; i < n; ++i) {
         auto page = r.get<std::uint32_t>();

@@ -86,8 +86,13 @@ class DsmPragma : public clang::PragmaHandler {
 }  // namespace
 
 void add_pragma_handler(clang::Preprocessor& pp, std::vector<Mark>& marks) {
-  for (const char* space : {"dsm", "DSM", "Dsm"})
+  // Every capitalization of "dsm": pragma namespaces are matched exactly.
+  for (unsigned upper = 0; upper < 8; ++upper) {
+    std::string space = "dsm";
+    for (unsigned k = 0; k < space.size(); ++k)
+      if (upper & (1u << k)) space[k] = char(space[k] - 'a' + 'A');
     pp.AddPragmaHandler(space, new DsmPragma(marks, space));  // the preprocessor owns its handlers
+  }
 }
 
 std::string policy_enumerator(const std::string& name) {

@@ -455,6 +455,11 @@ void gc_copies(int phases) {
   const long applied = long(c.diffs_applied.load()), gcs = long(c.gcs.load());
   expect(gcs >= 3, "collections", me, gcs, 3);
   if (me != 0) expect(applied <= gcs * (pages + phases), "changes applied", me, applied, gcs * (pages + phases));
+  // Each page at most once to each other rank per collection (page 64 too, if rank 0 has
+  // made it valid by then), also when its items would straddle two requests (DSM_GC_BOUND is
+  // set so that they do).
+  const long whole = long(c.whole_pages_sent.load()), most = gcs * (pages + 1) * (dsm::nprocs() - 1);
+  if (me == 0) expect(whole <= most, "whole pages sent", me, whole, most);
   for (long w = 0; w < (pages + 1) * words; ++w)
     expect(sh[w] == value(phases, w), "gc_copies", w, long(sh[w]), long(value(phases, w)));
   dsm::barrier();

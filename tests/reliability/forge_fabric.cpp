@@ -17,6 +17,7 @@
 //                    interval 999 (a whole-page notice with such a stamp drops changes)
 //       own          the same, with rank 1's "own" interval 999 in the grant to cover it
 //       diff_signed  a diff reply from rank 0 that says rank 1 wrote it
+//       diff_flags   a diff reply from rank 0 that answers a request made at a collection
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -178,9 +179,9 @@ int forged_reply(const std::string& kind) {
       post_inbox(0, lock_grant, w.buffer());
       dsm::lock_acquire(0);
       dsm::lock_release(0);
-    } else if (kind == "diff_signed") {
-      w.put<std::uint32_t>(1);  // the writer it names
-      w.put<std::uint32_t>(0);  // flags
+    } else if (kind == "diff_signed" || kind == "diff_flags") {
+      w.put<std::uint32_t>(kind == "diff_signed" ? 1 : 0);  // the writer it names
+      w.put<std::uint32_t>(kind == "diff_flags" ? 1 : 0);   // the request's flags
       w.put<std::uint32_t>(0);  // items
       post_inbox(0, diff_reply, w.buffer());
       std::printf("read %ld\n", *static_cast<volatile long*>(sh));  // the fault fetches rank 0's write

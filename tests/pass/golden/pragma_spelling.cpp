@@ -13,4 +13,6 @@ void marks(double* sh_a, long n) {
   for (long i = 0; i < n; ++i) sh_a[i] = 3.0;
 #pragma Dsm parallel for
   for (long i = 0; i < n; ++i) sh_a[i] = 4.0;
+#pragma dSM parallel for
+  for (long i = 0; i < n; ++i) sh_a[i] = 5.0;
 }
