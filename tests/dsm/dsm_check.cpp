@@ -343,6 +343,43 @@ void quiet_holds(int steps) {
   expect(P == 1 || pushed() > pushes_before, "pages pushed in all", me, pushed() - pushes_before, 1);
 }
 
+// Holds renewed step after step (a time-step loop) stay open well past hold_barriers
+// without a write fault, and lapse all the same once the loops stop: after more idle
+// barriers than a hold lasts, the owner's next write to its block faults again. Each rank
+// owns a block of three pages and reads its neighbour's first word after each barrier.
+void renewed_holds(int steps) {
+  const long words_per_page = 4096 / 8, per_rank = 3 * words_per_page;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(per_rank * P);
+  const auto write_faults = [] { return long(dsm::stats::counters().write_faults.load()); };
+  const auto write_block = [&](std::uint64_t stamp) {
+    for (long w = me * per_rank; w < (me + 1) * per_rank; ++w) sh[w] = stamp << 32 | std::uint64_t(w);
+  };
+  const auto check_neighbour = [&](std::uint64_t stamp) {
+    const long w = (me + 1) % P * per_rank;
+    const std::uint64_t want = stamp << 32 | std::uint64_t(w);
+    expect(sh[w] == want, "renewed holds", w, long(sh[w]), long(want));
+  };
+  long held_faults = 0;
+  for (int step = 1; step <= steps; ++step) {
+    for (int r = 0; r < P; ++r) dsm::own(r, sh + r * per_rank, per_rank * 8);
+    const long before = write_faults();
+    write_block(std::uint64_t(step));
+    if (step > 1) held_faults += write_faults() - before;
+    dsm::barrier();
+    check_neighbour(std::uint64_t(step));
+    dsm::barrier();
+  }
+  expect(held_faults == 0, "write faults on renewed holds", me, held_faults, 0);
+  for (int idle = 0; idle < 24; ++idle) dsm::barrier();
+  const long before = write_faults();
+  write_block(std::uint64_t(steps) + 1);
+  expect(P == 1 || write_faults() > before, "write faults after the holds lapsed", me, write_faults() - before, 1);
+  dsm::barrier();
+  check_neighbour(std::uint64_t(steps) + 1);
+  dsm::barrier();
+}
+
 // False sharing at a block edge, as a naive split of a stencil makes it: page r is written
 // half by rank r and half by rank r+1 (with twins) in every phase, and both read all of it
 // after the barrier. After a reader's first fetch, the writer's diff comes pushed with the
@@ -619,6 +656,8 @@ int main(int argc, char** argv) {
     shared_edge(120);
   } else if (mode == "quiet_holds") {
     quiet_holds(60);
+  } else if (mode == "renewed_holds") {
+    renewed_holds(40);
   } else if (mode == "boundary") {
     boundary(60);
   } else if (mode == "own_bad_rank") {
