@@ -84,9 +84,13 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   auto& s = state();
   auto& m = s.barrier_mgr;
   auto npages = heap_pages_locked();
-  // Kept until the departures are sent: the pushes point into it.
-  auto& kept = m.arrivals[src];
-  kept.assign(payload.begin(), payload.end());
+  // The pushes point into the arrival: kept until the departures are sent, which the last
+  // arrival's call does itself (its payload lives as long as the call).
+  std::span<const std::byte> kept = payload;
+  if (m.arrived + 1 < s.nprocs) {
+    m.arrivals[src].assign(payload.begin(), payload.end());
+    kept = m.arrivals[src];
+  }
   codec::Reader r(kept);
   auto epoch = r.get<std::uint64_t>();
   if (s.me != 0 || epoch != m.epoch) throw codec::DecodeError("barrier arrival out of sequence");
@@ -137,7 +141,9 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
     }
   }
   std::uint8_t gc = m.max_protocol_bytes > s.gc_bound;
-  for (int r2 = 0; r2 < s.nprocs; ++r2) {
+  // The manager's own departure last: it arrives at once, the others' cross the network.
+  for (int k = 1; k <= s.nprocs; ++k) {
+    const int r2 = k % s.nprocs;
     std::vector<const Interval*> missing;
     for (int p = 0; p < s.nprocs; ++p)
       for (const auto& in : m.intervals[p])
