@@ -1,5 +1,6 @@
 // jacobi_hand: parallelized by hand with the DSM API. Each rank owns a page-aware block of
-// interior rows of both arrays (dsm::own); it reads one row of each neighbour per sweep.
+// rows of both arrays (dsm::own; the first and last blocks with the fixed boundary rows);
+// it reads one row of each neighbour per sweep.
 #include <dsm/dsm.hpp>
 
 #include <vector>
@@ -22,8 +23,13 @@ int main(int argc, char** argv) {
   for (int r = 0; r < dsm::nprocs(); ++r) rows.push_back(app::page_aware_rows(1, n - 1, row, r, dsm::nprocs()));
   const app::Rows mine = rows[dsm::rank()];
   const std::size_t block = (mine.hi - mine.lo) * row;
+  // The fixed boundary rows, which no rank writes, go with the first and last blocks: then
+  // every page a rank writes lies inside its claim and is held, none needs a twin and a diff.
   auto own_blocks = [&](float* sh) {
-    for (int r = 0; r < dsm::nprocs(); ++r) dsm::own(r, sh + rows[r].lo * n, (rows[r].hi - rows[r].lo) * row);
+    for (int r = 0; r < dsm::nprocs(); ++r) {
+      const long lo = r == 0 ? 0 : rows[r].lo, hi = r + 1 == dsm::nprocs() ? n : rows[r].hi;
+      dsm::own(r, sh + lo * n, (hi - lo) * row);
+    }
   };
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);

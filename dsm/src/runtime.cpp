@@ -103,11 +103,16 @@ std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::siz
 }
 
 // Heap pages entirely inside [addr, addr+bytes): a page shared with a neighbour's range
-// keeps its twin.
+// keeps its twin. The rest of an allocation's last page holds nothing, so a range that
+// ends where its allocation ends has that page whole (the last block of an array is held).
 std::pair<std::uint32_t, std::uint32_t> inner_pages(const void* addr, std::size_t bytes) {
-  auto begin = reinterpret_cast<std::uintptr_t>(addr);
+  auto begin = reinterpret_cast<std::uintptr_t>(addr), end = begin + bytes;
   const std::uintptr_t ps = detail::page_size;
-  auto lo = (begin + ps - 1) / ps * ps, hi = (begin + bytes) / ps * ps;
+  auto lo = (begin + ps - 1) / ps * ps, hi = end / ps * ps;
+  if (bytes > 0 && end % ps != 0)
+    if (const auto a = detail::allocation_of(reinterpret_cast<const void*>(end - 1));
+        a.start && end == reinterpret_cast<std::uintptr_t>(a.start) + a.bytes)
+      hi += ps;
   if (hi <= lo) return {0, 0};
   return heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
 }

@@ -380,6 +380,35 @@ void renewed_holds(int steps) {
   dsm::barrier();
 }
 
+// An array whose size is not a whole number of pages, one block per rank, the last block
+// ending where the array ends: the rest of that block's last page belongs to no array, so
+// the block is held whole like the others and its writes make no twins after the first
+// step. Every rank reads the array's last words after each barrier.
+void allocation_tail(int steps) {
+  const long words_per_page = 4096 / 8, per_rank = 3 * words_per_page;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  const long total = P * per_rank - 5;
+  auto* sh = dsm::alloc<std::uint64_t>(total);
+  const auto twins = [] { return long(dsm::stats::counters().twins.load()); };
+  long later_twins = 0;
+  for (int step = 1; step <= steps; ++step) {
+    for (int r = 0; r < P; ++r) {
+      const long lo = r * per_rank, hi = std::min(total, lo + per_rank);
+      dsm::own(r, sh + lo, std::size_t(hi - lo) * 8);
+    }
+    const long before = twins();
+    for (long w = me * per_rank; w < std::min(total, (me + 1) * per_rank); ++w) sh[w] = std::uint64_t(step) << 32 | std::uint64_t(w);
+    dsm::barrier();
+    if (step > 1) later_twins += twins() - before;
+    for (long w = total - 3; w < total; ++w) {
+      const std::uint64_t want = std::uint64_t(step) << 32 | std::uint64_t(w);
+      expect(sh[w] == want, "allocation tail", w, long(sh[w]), long(want));
+    }
+    dsm::barrier();
+  }
+  expect(later_twins == 0, "twins made for a block that ends with its allocation", me, later_twins, 0);
+}
+
 // False sharing at a block edge, as a naive split of a stencil makes it: page r is written
 // half by rank r and half by rank r+1 (with twins) in every phase, and both read all of it
 // after the barrier. After a reader's first fetch, the writer's diff comes pushed with the
@@ -658,6 +687,8 @@ int main(int argc, char** argv) {
     quiet_holds(60);
   } else if (mode == "renewed_holds") {
     renewed_holds(40);
+  } else if (mode == "allocation_tail") {
+    allocation_tail(30);
   } else if (mode == "boundary") {
     boundary(60);
   } else if (mode == "own_bad_rank") {
