@@ -23,6 +23,9 @@ void expect(bool ok, const char* what, long where, long got, long want) {
     std::fprintf(stderr, "rank %d: %s at %ld: got %ld, want %ld\n", dsm::rank(), what, where, got, want);
 }
 
+// What word w holds after step (phase, round) `stamp`: a stale or misplaced word differs.
+std::uint64_t stamped(long stamp, long w) { return std::uint64_t(stamp) << 32 | std::uint64_t(w); }
+
 // Every rank writes its own words, interleaved, so every page has several writers.
 void false_sharing() {
   const long n = 64 * 1024;
@@ -225,7 +228,7 @@ void claims(unsigned seed, int phases) {
           dsm::detail::claim_exclusive_write(r, sh + cut[r] * words_per_page, (cut[r + 1] - cut[r]) * 4096);
       for (int r = 0; r < P; ++r)
         for (long w = cut[r] * words_per_page; w < cut[r + 1] * words_per_page; w += 2) {
-          std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+          std::uint64_t v = stamped(phase, w);
           if (r == me) sh[w] = v;
           model[w] = v;
         }
@@ -276,7 +279,7 @@ void boundary(int phases) {
       const int owner = (b + phase / 10) % P;
       dsm::own(owner, sh + b * per_rank, per_rank * 8);
       for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
-        std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+        std::uint64_t v = stamped(phase, w);
         if (owner == me) sh[w] = v;
         model[w] = v;
       }
@@ -318,7 +321,7 @@ void quiet_holds(int steps) {
       const int owner = (b + step / 10) % P;
       dsm::own(owner, sh + b * per_rank, per_rank * 8);
       for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
-        const std::uint64_t v = restore ? owner_wrote[w] : same ? model[w] : std::uint64_t(step) << 32 | std::uint64_t(w);
+        const std::uint64_t v = restore ? owner_wrote[w] : same ? model[w] : stamped(step, w);
         if (owner == me) sh[w] = v;
         model[w] = owner_wrote[w] = v;
       }
@@ -352,31 +355,31 @@ void renewed_holds(int steps) {
   const int me = dsm::rank(), P = dsm::nprocs();
   auto* sh = dsm::alloc<std::uint64_t>(per_rank * P);
   const auto write_faults = [] { return long(dsm::stats::counters().write_faults.load()); };
-  const auto write_block = [&](std::uint64_t stamp) {
-    for (long w = me * per_rank; w < (me + 1) * per_rank; ++w) sh[w] = stamp << 32 | std::uint64_t(w);
+  const auto write_block = [&](long stamp) {
+    for (long w = me * per_rank; w < (me + 1) * per_rank; ++w) sh[w] = stamped(stamp, w);
   };
-  const auto check_neighbour = [&](std::uint64_t stamp) {
+  const auto check_neighbour = [&](long stamp) {
     const long w = (me + 1) % P * per_rank;
-    const std::uint64_t want = stamp << 32 | std::uint64_t(w);
+    const std::uint64_t want = stamped(stamp, w);
     expect(sh[w] == want, "renewed holds", w, long(sh[w]), long(want));
   };
   long held_faults = 0;
   for (int step = 1; step <= steps; ++step) {
     for (int r = 0; r < P; ++r) dsm::own(r, sh + r * per_rank, per_rank * 8);
     const long before = write_faults();
-    write_block(std::uint64_t(step));
+    write_block(step);
     if (step > 1) held_faults += write_faults() - before;
     dsm::barrier();
-    check_neighbour(std::uint64_t(step));
+    check_neighbour(step);
     dsm::barrier();
   }
   expect(held_faults == 0, "write faults on renewed holds", me, held_faults, 0);
   for (int idle = 0; idle < 24; ++idle) dsm::barrier();
   const long before = write_faults();
-  write_block(std::uint64_t(steps) + 1);
+  write_block(steps + 1);
   expect(P == 1 || write_faults() > before, "write faults after the holds lapsed", me, write_faults() - before, 1);
   dsm::barrier();
-  check_neighbour(std::uint64_t(steps) + 1);
+  check_neighbour(steps + 1);
   dsm::barrier();
 }
 
@@ -397,11 +400,11 @@ void allocation_tail(int steps) {
       dsm::own(r, sh + lo, std::size_t(hi - lo) * 8);
     }
     const long before = twins();
-    for (long w = me * per_rank; w < std::min(total, (me + 1) * per_rank); ++w) sh[w] = std::uint64_t(step) << 32 | std::uint64_t(w);
+    for (long w = me * per_rank; w < std::min(total, (me + 1) * per_rank); ++w) sh[w] = stamped(step, w);
     dsm::barrier();
     if (step > 1) later_twins += twins() - before;
     for (long w = total - 3; w < total; ++w) {
-      const std::uint64_t want = std::uint64_t(step) << 32 | std::uint64_t(w);
+      const std::uint64_t want = stamped(step, w);
       expect(sh[w] == want, "allocation tail", w, long(sh[w]), long(want));
     }
     dsm::barrier();
@@ -425,7 +428,7 @@ void shared_edge(int phases) {
       for (long w = 0; w < 2 * half; ++w) {
         const int writer = w < half ? page : page + 1;
         const long at = page * 2 * half + w;
-        model[at] = std::uint64_t(phase) << 32 | std::uint64_t(at);
+        model[at] = stamped(phase, at);
         if (writer == me) sh[at] = model[at];
       }
     dsm::barrier();
@@ -450,13 +453,13 @@ void fetch_ahead() {
   const auto fetches = [] { return long(dsm::stats::counters().fetch_requests.load()); };
   for (int round = 1; round <= 3; ++round) {
     if (me == writer)
-      for (long p = 0; p < pages; ++p) sh[p * words + round] = std::uint64_t(round) << 32 | std::uint64_t(p);
+      for (long p = 0; p < pages; ++p) sh[p * words + round] = stamped(round, p);
     dsm::barrier();
     if (me == 0) {
       const long before = fetches();
       for (long k = 0; k < pages; ++k) {
         const long p = round == 2 ? (k * 197) % pages : k;  // 197 is prime to 512: every page once
-        const std::uint64_t want = std::uint64_t(round) << 32 | std::uint64_t(p);
+        const std::uint64_t want = stamped(round, p);
         if (round == 3) sh[p * words] = want;
         expect(sh[p * words + round] == want, "fetch ahead", p, long(sh[p * words + round]), long(want));
       }
@@ -509,12 +512,11 @@ void gc_copies(int phases) {
   const long pages = 64, words = 4096 / 8;
   const int me = dsm::rank();
   auto* sh = dsm::alloc<std::uint64_t>((pages + 1) * words);
-  const auto value = [](long phase, long w) { return std::uint64_t(phase) << 32 | std::uint64_t(w); };
   for (int phase = 1; phase <= phases; ++phase) {
     if (me == 0)
-      for (long w = 0; w < pages * words; ++w) sh[w] = value(phase, w);
+      for (long w = 0; w < pages * words; ++w) sh[w] = stamped(phase, w);
     if (me < 2)
-      for (long w = pages * words + me; w < (pages + 1) * words; w += 2) sh[w] = value(phase, w);
+      for (long w = pages * words + me; w < (pages + 1) * words; w += 2) sh[w] = stamped(phase, w);
     dsm::barrier();
   }
   const auto& c = dsm::stats::counters();
@@ -527,7 +529,7 @@ void gc_copies(int phases) {
   const long whole = long(c.whole_pages_sent.load()), most = gcs * (pages + 1) * (dsm::nprocs() - 1);
   if (me == 0) expect(whole <= most, "whole pages sent", me, whole, most);
   for (long w = 0; w < (pages + 1) * words; ++w)
-    expect(sh[w] == value(phases, w), "gc_copies", w, long(sh[w]), long(value(phases, w)));
+    expect(sh[w] == stamped(phases, w), "gc_copies", w, long(sh[w]), long(stamped(phases, w)));
   dsm::barrier();
 }
 
@@ -550,7 +552,7 @@ void kept(int phases) {
   auto write = [&](long from, long to, int phase, auto writer) {
     for (long w = from; w < to; ++w) {
       if (rng() % 8 == 0) continue;
-      const std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w);
+      const std::uint64_t v = stamped(phase, w);
       if (writer(w) == me) sh[w] = v;
       model[w] = v;
     }
@@ -562,7 +564,7 @@ void kept(int phases) {
       const int owner = int(rng() % P);
       dsm::own(owner, sh + half, 2 * 4096);
       for (long w = half; w < n; ++w) {
-        const std::uint64_t v = std::uint64_t(phase) << 32 | std::uint64_t(w) | 1u << 31;
+        const std::uint64_t v = stamped(phase, w) | 1u << 31;
         if (owner == me) sh[w] = v;
         model[w] = v;
       }
