@@ -110,7 +110,8 @@ done
 [ -n "${want[jacobi]:-}" ] || exit 0  # the targets are about Jacobi
 # Targets: time(ours) / time(MPI) <= 1 and time(ours) / time(OpenMP) <= 1.1, for Jacobi.
 # Judged on the ratio of best times; the ratios within each round (the two runs minutes
-# apart at most) show how far the machine's drift moves it: their median and range.
+# apart at most) show how far the machine's drift moves it: their median, range, and in how
+# many rounds the ratio was within the target.
 echo
 echo "== targets (Jacobi; ratio = our time / peer time; per round: median [min, max] of $repeat)"
 target() {  # target OURS PEER LIMIT
@@ -119,7 +120,8 @@ target() {  # target OURS PEER LIMIT
   for ((k = 1; k <= repeat; ++k)); do rounds+=("$(ratio "${times[jacobi.$1.$k]}" "${times[jacobi.$2.$k]}")"); done
   printf '%-24s / %-16s %7s  (target <= %s: %s)  per round %s\n' "${label[$1]}" "${label[$2]}" "$r" "$3" \
     "$(awk -v r="$r" -v l="$3" 'BEGIN { print (r <= l ? "met" : "NOT met") }')" \
-    "$(printf '%s\n' "${rounds[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f [%.3f, %.3f]", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }')"
+    "$(printf '%s\n' "${rounds[@]}" | sort -g | awk -v l="$3" '{ v[NR] = $1; k += $1 <= l } END {
+      printf "%.3f [%.3f, %.3f], within the target in %d of %d", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], k, NR }')"
 }
 for ours in hand pass_static pass; do
   target "$ours" mpi 1.0
