@@ -1,6 +1,7 @@
 #include "model.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -84,13 +85,29 @@ Assignment equal_blocks(long n, int p) {
 std::vector<Range> to_ranges(const std::vector<Span>& spans, long lb, long ub, long step) {
   std::vector<Range> out;
   out.reserve(spans.size());
-  for (const Span& s : spans) out.push_back({lb + s.begin * step, std::min(ub, lb + s.end * step), step});
+  for (const Span& s : spans) out.push_back({iteration_at(lb, ub, step, s.begin), iteration_at(lb, ub, step, s.end), step});
   return out;
 }
 
+// In unsigned arithmetic, where ub - lb and k * step of a well-defined loop (from LONG_MIN,
+// or with a step near LONG_MAX) overflow a long.
 long iteration_count(long lb, long ub, long step) {
   if (step <= 0) throw std::invalid_argument("redistribute: step must be positive, got " + std::to_string(step));
-  return ub > lb ? (ub - lb + step - 1) / step : 0;
+  if (ub <= lb) return 0;
+  const unsigned long span = static_cast<unsigned long>(ub) - static_cast<unsigned long>(lb);
+  const unsigned long n = (span - 1) / static_cast<unsigned long>(step) + 1;
+  if (n > static_cast<unsigned long>(LONG_MAX))
+    throw std::invalid_argument("redistribute: the loop from " + std::to_string(lb) + " to " + std::to_string(ub) +
+                                " has more iterations than a long counts");
+  return static_cast<long>(n);
+}
+
+long iteration_at(long lb, long ub, long step, long k) {
+  const unsigned long span = static_cast<unsigned long>(ub) - static_cast<unsigned long>(lb);
+  unsigned long offset = 0;
+  if (__builtin_mul_overflow(static_cast<unsigned long>(k), static_cast<unsigned long>(step), &offset) || offset >= span)
+    return ub;
+  return static_cast<long>(static_cast<unsigned long>(lb) + offset);
 }
 
 void normalize(std::vector<Span>& spans) {

@@ -81,8 +81,12 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 Assignment equal_blocks(long n, int p);
 // Loop ranges of one rank's spans for the loop lb, lb+step, ... < ub.
 std::vector<Range> to_ranges(const std::vector<Span>& spans, long lb, long ub, long step);
-// Number of iterations of lb, lb+step, ... below ub (0 if empty); throws on step <= 0.
+// Number of iterations of lb, lb+step, ... below ub (0 if empty); throws on step <= 0 and on
+// more iterations than a long counts.
 long iteration_count(long lb, long ub, long step);
+// Iteration k of lb, lb+step, ... below ub (lb < ub), or ub where it would pass ub. Exact
+// where `k * step` does not fit in a long (lb < 0), as in a loop from LONG_MIN.
+long iteration_at(long lb, long ub, long step, long k);
 // Sorts, drops empty spans and merges touching ones.
 void normalize(std::vector<Span>& spans);
 // The spans of a loop lb, lb+step, ... (n iterations) that runs each iteration value v on the

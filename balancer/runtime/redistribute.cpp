@@ -154,7 +154,7 @@ struct Bytes {
 };
 Bytes hull(const Section& s, const Range& r) {
   if (r.ub <= r.lb || s.hi < s.lo) return {0, 0};
-  const long i0 = r.lb, i1 = r.lb + (r.ub - r.lb - 1) / r.step * r.step;
+  const long i0 = r.lb, i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
   const long e0 = std::min(s.coef * i0, s.coef * i1) + s.lo, e1 = std::max(s.coef * i0, s.coef * i1) + s.hi;
   const auto elem = static_cast<std::int64_t>(s.elem_size);
   return {address(s.base) + e0 * elem, address(s.base) + (e1 + 1) * elem};
@@ -416,7 +416,7 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
       const Bytes b = hull(s, r);
       if (b.last <= b.first) continue;
       // Sparse references (a column of a matrix) would fetch far more than they touch.
-      const long count = (r.ub - r.lb + r.step - 1) / r.step;
+      const long count = iteration_count(r.lb, r.ub, r.step);
       const auto touched = static_cast<std::int64_t>(count) * (s.hi - s.lo + 1) * static_cast<std::int64_t>(s.elem_size);
       if (b.last - b.first > 4 * std::max<std::int64_t>(touched, page_bytes)) continue;
       wants.push_back({mode, b});

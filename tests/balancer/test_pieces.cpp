@@ -5,6 +5,7 @@
 #include "filter.hpp"
 #include "pages.hpp"
 
+#include <climits>
 #include <cmath>
 #include <algorithm>
 #include <array>
@@ -241,6 +242,27 @@ TEST_CASE("equal blocks and index ranges") {
   const auto r = to_ranges({{1, 3}}, 1, 10, 3);
   CHECK(r[0].lb == 4);
   CHECK(r[0].ub == 10);
+}
+
+TEST_CASE("loops whose bounds or steps do not fit ub - lb or k * step in a long") {
+  // Well-defined loops: for (i = LONG_MIN; i < 0; i += 2^62) runs LONG_MIN and -2^62.
+  CHECK(iteration_count(LONG_MIN, 0, 1L << 62) == 2);
+  CHECK(iteration_count(LONG_MIN, 1, 1L << 62) == 3);
+  CHECK(iteration_count(-1, LONG_MAX, 1L << 40) == 1L << 23);
+  CHECK(iteration_count(LONG_MIN, LONG_MAX, LONG_MAX) == 3);
+  CHECK(iteration_count(0, LONG_MAX, 1) == LONG_MAX);
+  CHECK_THROWS_WITH(iteration_count(LONG_MIN, 1, 1), Catch::Contains("more iterations than a long"));
+  // Every iteration in exactly one range, the last range ending at ub.
+  const long lb = LONG_MIN, ub = 1, step = 1L << 62;
+  const std::vector<Range> parts = to_ranges({{0, 1}, {1, 3}}, lb, ub, step);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].lb == LONG_MIN);
+  CHECK(parts[0].ub == -(1L << 62));
+  CHECK(parts[1].lb == -(1L << 62));
+  CHECK(parts[1].ub == ub);
+  CHECK(iteration_at(lb, ub, step, 2) == 0);
+  CHECK(iteration_at(-1, LONG_MAX, 1L << 40, 1L << 23) == LONG_MAX);  // past the end: ub
+  CHECK(iteration_at(0, 10, 3, LONG_MAX) == 10);                       // k * step overflows: ub
 }
 
 TEST_CASE("the page writer memory keeps the last writer of every page") {
