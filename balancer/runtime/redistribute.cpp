@@ -653,6 +653,9 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   const Geometry g = decision_geometry(st, accesses, n, have && st.model.opt.policy == Policy::locality);
   if (st.follows && st.follows != leader) st.follows->group.erase(st.id);
+  // A site that followed holds the leader's ranges but no figures or tables of its own: back
+  // to deciding for itself, it starts as a site that never ran (next_execution starts it).
+  if (st.follows && !follow) st.model.n = -1;
   st.follows = follow ? leader : nullptr;
   Site::State& head = follow ? *leader : st;
   if (follow) {
