@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "diff.hpp"
@@ -833,16 +834,21 @@ Reply wait_inbox(Msg type, int from) {
     // thread that posts the reply sleep on it.
     if (s.arrived.value() != seen) {
       seen = s.arrived.value();  // post_inbox notifies after it queued under mu
-      std::lock_guard lk(s.mu);
-      if (!s.inbox.empty()) {
+      std::optional<Reply> m;
+      {
+        std::lock_guard lk(s.mu);
+        if (!s.inbox.empty()) {
+          m = std::move(s.inbox.front());
+          s.inbox.pop_front();
+        }
+      }
+      if (m) {
         if (lazy) s.net->set_waiting(false);
-        if (polling) s.net->set_polling(false);
-        Reply m = std::move(s.inbox.front());
-        s.inbox.pop_front();
-        if (m.type != type || (from >= 0 && m.src != from))
-          fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
+        if (polling) s.net->set_polling(false);  // may run handlers: not under mu
+        if (m->type != type || (from >= 0 && m->src != from))
+          fatal("a %s from rank %d where a %s from %s was due", msg_name(m->type), m->src, msg_name(type),
                 from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
-        return m;
+        return std::move(*m);
       }
     }
     // Poll for a short while (the reply usually comes within microseconds), then sleep.

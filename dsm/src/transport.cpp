@@ -248,6 +248,10 @@ struct Transport::Impl {
   // that the poller took the message, and the two would contend for the socket.
   std::atomic<bool> app_polling{false};
   std::atomic<bool> parked{false};
+  // shm: this rank's bell's ring when the application thread's last poll began. Senders do
+  // not wake the service thread while that thread polls; a ring that moved since then, when
+  // it stops, means something may have come that neither thread has seen.
+  std::atomic<std::uint32_t> polled_ring{0};
 
   std::vector<Source> sources;
   Handler handler;
@@ -600,6 +604,7 @@ bool Transport::Impl::poll() {
     if (!may_spin()) sched_yield();
     return false;
   }
+  if (bell_mode) polled_ring.store(bells[env.rank].ring.load(std::memory_order_seq_cst), std::memory_order_relaxed);
   const Impl* outer = serving;
   serving = this;  // like the service thread: no wake-up of ourselves, no waiting for our own progress
   bool any = progress() > 0;
@@ -954,8 +959,16 @@ void Transport::set_waiting(bool on) {
 void Transport::set_polling(bool on) {
   Impl& m = *impl_;
   if (m.bell_mode) {
-    m.bells[m.env.rank].polling.store(on, std::memory_order_seq_cst);
-    if (!on) m.hand_off();
+    Bell& b = m.bells[m.env.rank];
+    b.polling.store(on, std::memory_order_seq_cst);
+    if (on) return;
+    // A sender that rings from now on sees the flag down and wakes the service thread; one
+    // that rang since the last poll began did not, and that thread may sleep through its
+    // message for the idle timeout (200 ms), so this thread takes it in. (A false alarm, the
+    // ring of the very message that poll found, costs one empty poll.)
+    if (m.service.joinable() && b.ring.load(std::memory_order_seq_cst) != m.polled_ring.load(std::memory_order_relaxed))
+      m.poll();
+    m.hand_off();
     return;
   }
   m.app_polling.store(on);

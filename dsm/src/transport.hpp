@@ -59,8 +59,10 @@ class Transport {
   // Returns true if it handled anything.
   bool poll();
   // Tells senders (shm) and the completion queue (tcp) that a thread of this rank polls,
-  // so nothing wakes the service thread meanwhile. After set_polling(false), call poll() once more before sleeping: what arrived
-  // while the flag was up is only seen by polling.
+  // so nothing wakes the service thread meanwhile. set_polling(false) polls once more itself
+  // where something may have come since the last poll (shm), so it runs handlers: never call
+  // it holding a lock a handler takes. Before sleeping, call poll() once more: on tcp, what
+  // arrived while the flag was up is only seen by polling.
   void set_polling(bool on);
   // Tells senders of lazy messages that an application thread of this rank waits for a
   // message. After set_waiting(true), call poll() before sleeping: a lazy message that came
