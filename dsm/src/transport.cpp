@@ -742,17 +742,20 @@ void Transport::Impl::on_eager(std::span<const std::byte> msg, bool deliver) {
     return;
   }
   auto large = std::make_unique<Op>();
-  large->kind = Op::rx_large;
-  large->src = h.src;
-  large->seq = h.seq;
-  large->len = h.length;
-  large->owned = buffers.take(h.length);
+  Op& op = *large;
+  op.kind = Op::rx_large;
+  op.src = h.src;
+  op.seq = h.seq;
+  op.len = h.length;
+  op.owned = buffers.take(h.length);
+  // Stashed before the receive is posted: posting makes progress while the provider is out
+  // of room, which takes in more messages, and a second header with this sequence number
+  // must then find it taken, not replace (and free) the op the receive writes into.
+  s.stash.emplace(h.seq, Pending{h.type, {}, std::move(large)});
   in_flight.fetch_add(1);
   post("fi_trecv", [&] {
-    return fi_trecv(ep.p, large->owned.get(), h.length, nullptr, FI_ADDR_UNSPEC, large_tag(h.src, h.seq), 0,
-                    large.get());
+    return fi_trecv(ep.p, op.owned.get(), h.length, nullptr, FI_ADDR_UNSPEC, large_tag(h.src, h.seq), 0, &op);
   });
-  s.stash.emplace(h.seq, Pending{h.type, {}, std::move(large)});
 }
 
 void Transport::Impl::on_large_done(Op& op, std::size_t len, bool deliver) {
