@@ -42,6 +42,16 @@ struct Member {
 
 }  // namespace
 
+// What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
+// the written sections, and the same first row at the loop's start, a row being what one
+// iteration advances (the element index over |coef|, the least over the written arrays).
+struct FollowKey {
+  long step;
+  std::int64_t stride;
+  std::int64_t first_row;
+  auto operator<=>(const FollowKey&) const = default;
+};
+
 struct Site::State {
   std::string name;
   std::uint64_t id = 0;
@@ -51,6 +61,7 @@ struct Site::State {
   std::uint64_t execution = 0;         // executions started
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
   State* follows = nullptr;            // the loop whose rows this one's ranges follow, if any
+  std::optional<FollowKey> led;        // the rows this loop leads others in (see redistribute)
   // A leader's group, by site id, itself included: its followers' pages change hands with
   // its own, so its decisions count their writes too, and a page is claimed for one rank
   // only when no other rank writes it in any loop of the group (a boundary loop writing
@@ -94,15 +105,6 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
-// What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
-// the written sections, and the same first row at the loop's start, a row being what one
-// iteration advances (the element index over |coef|, the least over the written arrays).
-struct FollowKey {
-  long step;
-  std::int64_t stride;
-  std::int64_t first_row;
-  auto operator<=>(const FollowKey&) const = default;
-};
 
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
@@ -641,7 +643,19 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   st.period = st.started > 0 ? now - st.started : 0;
   st.started = now;
   const std::optional<FollowKey> key = follow_key(accesses, lb, step);
-  Site::State* leader = key ? glue().leaders.try_emplace(*key, &st).first->second : &st;
+  Site::State* leader = &st;
+  if (key) {
+    const auto [at, inserted] = glue().leaders.try_emplace(*key, &st);
+    leader = at->second;
+    // A loop leads the rows of its latest execution only: one whose rows move at every step
+    // (a sliding window) would otherwise add a key per step for as long as the job runs.
+    if (inserted) {
+      if (st.led)
+        if (auto old = glue().leaders.find(*st.led); old != glue().leaders.end() && old->second == &st)
+          glue().leaders.erase(old);
+      st.led = *key;
+    }
+  }
   // A site whose own policy is static (a policy(static) clause under another run policy)
   // keeps its equal blocks instead of the leader's ranges.
   const bool follow = leader != &st && leader->model.n > 0 && leader->model.opt.policy != Policy::static_blocks &&
