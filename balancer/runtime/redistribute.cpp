@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -51,6 +52,7 @@ struct FollowKey {
   std::int64_t first_row;
   auto operator<=>(const FollowKey&) const = default;
 };
+constexpr std::size_t max_led_keys = 8;
 
 struct Site::State {
   std::string name;
@@ -61,7 +63,7 @@ struct Site::State {
   std::uint64_t execution = 0;         // executions started
   long lb = 0, ub = 0, step = 1;       // bounds of the last execution
   State* follows = nullptr;            // the loop whose rows this one's ranges follow, if any
-  std::optional<FollowKey> led;        // the rows this loop leads others in (see redistribute)
+  std::deque<FollowKey> led;           // rows this loop leads others in, newest last (redistribute)
   // A leader's group, by site id, itself included: its followers' pages change hands with
   // its own, so its decisions count their writes too, and a page is claimed for one rank
   // only when no other rank writes it in any loop of the group (a boundary loop writing
@@ -647,13 +649,16 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (key) {
     const auto [at, inserted] = glue().leaders.try_emplace(*key, &st);
     leader = at->second;
-    // A loop leads the rows of its latest execution only: one whose rows move at every step
-    // (a sliding window) would otherwise add a key per step for as long as the job runs.
+    // A loop leads the rows of its last few first rows only: one that alternates among a few
+    // (odd and even steps) keeps its followers, and one whose rows move at every step (a
+    // sliding window) does not add a key per step for as long as the job runs.
     if (inserted) {
-      if (st.led)
-        if (auto old = glue().leaders.find(*st.led); old != glue().leaders.end() && old->second == &st)
+      st.led.push_back(*key);
+      if (st.led.size() > max_led_keys) {
+        if (auto old = glue().leaders.find(st.led.front()); old != glue().leaders.end() && old->second == &st)
           glue().leaders.erase(old);
-      st.led = *key;
+        st.led.pop_front();
+      }
     }
   }
   // A site whose own policy is static (a policy(static) clause under another run policy)
