@@ -107,7 +107,6 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
-
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
   std::vector<Site::State*> sites;
