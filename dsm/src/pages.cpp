@@ -161,7 +161,7 @@ std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
 bool hold_lapses() {
   auto& s = state();
   std::uint64_t oldest = s.epoch;
-  for (auto p : s.held) oldest = std::min(oldest, s.claims[p].held_epoch);
+  for (auto p : s.held) oldest = std::min(oldest, s.claims.held_epoch(p));
   if (s.epoch - oldest >= hold_barriers) return true;
   s.held_walk_due = oldest + hold_barriers;
   return false;
@@ -245,7 +245,7 @@ void close_interval(bool at_barrier) {
     if (!pg.dirty_whole && at_barrier) pg.written_epoch = s.epoch;
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
-    const std::uint64_t held_epoch = s.claims[p].held_epoch;
+    const std::uint64_t held_epoch = s.claims.held_epoch(p);
     if (pg.held && at_barrier && !pg.hold_ends && s.epoch - held_epoch < hold_barriers) {
       still_held.push_back(p);
       oldest_hold = std::min(oldest_hold, held_epoch);
@@ -283,22 +283,10 @@ void close_interval(bool at_barrier) {
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
   auto& s = state();
-  const std::uint64_t epoch = s.epoch;
-  for (std::uint32_t p = first; p < last; ++p) {
-    auto& c = s.claims[p];
-    bool fresh = c.epoch != epoch;
-    bool taken = fresh ? c.holder >= 0 && c.holder != owner : c.owner != owner;
-    if (taken) {  // two owners: nobody writes it whole this epoch, and holding ends
-      if (c.holder == s.me) s.pages[p].hold_ends = s.held_changed = true;
-      c.holder = -1;
-      c.epoch = epoch;
-      c.owner = -2;
-    } else if (fresh) {
-      c.epoch = epoch;
-      c.owner = owner;
-      if (collective) c.holder = owner;
-    }
-  }
+  // Two owners: nobody writes the page whole this epoch, and holding ends.
+  s.claims.claim(owner, first, last, collective, s.epoch, [&](std::uint32_t page, int holder) {
+    if (holder == s.me) s.pages[page].hold_ends = s.held_changed = true;
+  });
 }
 
 void take_whole(std::uint32_t first, std::uint32_t end) {
@@ -607,7 +595,7 @@ void split_held(std::uint32_t first, std::uint32_t last,
 
 void renew_holds(std::uint32_t first, std::uint32_t last) {
   auto& s = state();
-  for (std::uint32_t p = first; p < last; ++p) s.claims[p].held_epoch = s.epoch;
+  s.claims.renew(first, last, s.epoch);
 }
 
 void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from) {
@@ -620,14 +608,13 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
     for (std::size_t i = 0; i < pages.size(); ++i) {
       const std::uint32_t page = pages[i];
       auto& pg = s.pages[page];
-      Claim& c = s.claims[page];
-      const bool claimed = c.epoch == s.epoch && c.owner == s.me;
+      const bool claimed = s.claims.owner(page, s.epoch) == s.me;
       // A kept page now written whole needs its twin no more: the whole page carries every
       // write of the open interval.
       const bool kept_to_whole = pg.kept && (whole || claimed);
       if (pg.dirty && !kept_to_whole) continue;
       if (pg.held) {  // already writable, and announced whole at every interval end
-        c.held_epoch = s.epoch;
+        s.claims.renew(page, s.epoch);
         continue;
       }
       if (kept_to_whole) {
@@ -637,9 +624,9 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
         encode_twin(page);  // the twin of a closed interval becomes its diff
       }
       pg.dirty_whole = whole || claimed;
-      if (claimed && c.holder == s.me) {
+      if (claimed && s.claims.holder(page) == s.me) {
         pg.held = true;
-        c.held_epoch = s.epoch;
+        s.claims.renew(page, s.epoch);
         s.held.push_back(page);
         s.held_changed = true;
       }
@@ -692,8 +679,7 @@ void on_fault(void* addr, bool is_write) {
   std::vector<std::uint32_t> run{page};
   for (std::uint32_t p = page + 1; p < s.next_write; ++p) {
     const Page& pg = s.pages[p];
-    const Claim& c = s.claims[p];
-    if (pg.valid && !pg.dirty && !pg.held && !(c.epoch == s.epoch && c.owner == s.me)) run.push_back(p);
+    if (pg.valid && !pg.dirty && !pg.held && s.claims.owner(p, s.epoch) != s.me) run.push_back(p);
   }
   open_for_write(run, false, 1);
 }

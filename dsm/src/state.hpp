@@ -24,6 +24,7 @@
 
 #include "board.hpp"
 #include "bootstrap.hpp"
+#include "claims.hpp"
 #include "codec.hpp"
 #include "intervals.hpp"
 #include "region.hpp"
@@ -79,7 +80,7 @@ struct alignas(64) Page {
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
   // Holding: the owner of a collective claim keeps the page writable across barriers and
   // announces it as a whole page at every interval end, so a loop that writes the same
-  // pages every time pays no mprotect and no fault. Claim::holder is the same on every
+  // pages every time pays no mprotect and no fault. ClaimTable::holder is the same on every
   // rank (it follows the collective claims); `held` is this rank's side of it.
   bool held = false;
   bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
@@ -108,17 +109,6 @@ struct alignas(64) Page {
   // take no fault, so they count as written at every barrier; this copy tells an unchanged
   // one apart, which then goes unannounced (its readers keep their copy).
   std::unique_ptr<std::byte[]> shown;
-};
-
-// A page's claims (dsm::own, the balancer's exclusive writes) and hold, apart from Page:
-// a loop claims and opens thousands of pages per execution, and a walk over 24 bytes a
-// page streams where one over Page's second cache lines waits on a miss per page (7 ns a
-// page here).
-struct Claim {
-  std::uint64_t epoch = ~0ull;  // the barrier epoch `owner` is for
-  std::int32_t owner = -1;      // exclusive writer claimed for `epoch`; -2: contested
-  std::int32_t holder = -1;     // owner of the last collective claim, while uncontested
-  std::uint64_t held_epoch = 0;  // while held here (Page::held): last epoch a loop opened it
 };
 
 // A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
@@ -188,7 +178,7 @@ struct State {
 
   std::mutex mu;
   std::vector<Page> pages;    // one per allocated page of the heap
-  std::vector<Claim> claims;  // one per page, beside `pages` (application thread only)
+  ClaimTable claims;  // one entry per page, beside `pages` (application thread only)
   std::atomic<std::uint32_t> heap_pages{0};  // grown by alloc (under mu), read by both threads
   struct Allocation {
     std::uint32_t first, count;

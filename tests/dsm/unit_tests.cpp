@@ -1,5 +1,5 @@
-// Unit tests of interval bookkeeping: runs, the log, ordering, the wire decoders and the
-// runs of pages pending whole; the statistics board's reader.
+// Unit tests of interval bookkeeping: runs, the log, ordering, the wire decoders, the runs
+// of pages pending whole and the claims table; the statistics board's reader.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "board.hpp"
+#include "claims.hpp"
 #include "intervals.hpp"
 #include "whole_runs.hpp"
 
@@ -232,6 +233,153 @@ TEST_CASE("pages pending whole follow a page-by-page model under random operatio
   for (std::uint32_t page = 0; page < N; ++page)
     stretches += model[page].first != -1 && (page == 0 || model[page] != model[page - 1]);
   CHECK(runs.run_count() == stretches);
+}
+
+namespace {
+
+// The claims page by page, as ClaimTable kept them before it kept runs.
+struct ClaimModel {
+  struct Entry {
+    std::uint64_t epoch = ~0ull;
+    int owner = -1, holder = -1;
+    std::uint64_t held_epoch = 0;
+  };
+  std::vector<Entry> pages;
+  using Contested = std::vector<std::pair<std::uint32_t, int>>;
+  Contested claim(int owner, std::uint32_t first, std::uint32_t last, bool collective, std::uint64_t epoch) {
+    Contested out;
+    for (std::uint32_t p = first; p < last; ++p) {
+      Entry& c = pages[p];
+      const bool fresh = c.epoch != epoch;
+      if (fresh ? c.holder >= 0 && c.holder != owner : c.owner != owner) {
+        out.emplace_back(p, c.holder);
+        c = {epoch, -2, -1, c.held_epoch};
+      } else if (fresh) {
+        c.epoch = epoch;
+        c.owner = owner;
+        if (collective) c.holder = owner;
+      }
+    }
+    return out;
+  }
+};
+
+ClaimModel::Contested claim(ClaimTable& t, int owner, std::uint32_t first, std::uint32_t last, bool collective,
+                            std::uint64_t epoch) {
+  ClaimModel::Contested out;
+  t.claim(owner, first, last, collective, epoch, [&](std::uint32_t p, int holder) { out.emplace_back(p, holder); });
+  return out;
+}
+
+// Each page as (owner in epoch, holder, held epoch).
+using ClaimView = std::vector<std::tuple<int, int, std::uint64_t>>;
+
+ClaimView view(const ClaimTable& t, std::uint32_t npages, std::uint64_t epoch) {
+  ClaimView out;
+  for (std::uint32_t p = 0; p < npages; ++p) out.emplace_back(t.owner(p, epoch), t.holder(p), t.held_epoch(p));
+  return out;
+}
+
+ClaimView view(const ClaimModel& m, std::uint64_t epoch) {
+  ClaimView out;
+  for (const auto& c : m.pages) out.emplace_back(c.epoch == epoch ? c.owner : -1, c.holder, c.held_epoch);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a claim repeated for the same owner walks no page") {
+  ClaimTable t;
+  t.resize(1000);
+  const auto none = [](std::uint32_t, int) { FAIL("nothing is contested"); };
+  for (std::uint64_t epoch = 1; epoch <= 50; ++epoch) {
+    t.claim(0, 0, 500, true, epoch, none);  // what dsm::own does at every step, on every rank
+    t.claim(1, 500, 1000, true, epoch, none);
+    t.renew(0, 500, epoch);
+    if (epoch == 1) CHECK(t.pages_walked() == 1000);
+  }
+  CHECK(t.pages_walked() == 1000);
+  CHECK(t.run_count() == 2);
+  CHECK(t.owner(499, 50) == 0);
+  CHECK(t.owner(500, 50) == 1);
+  CHECK(t.owner(500, 51) == -1);
+  CHECK(t.holder(700) == 1);
+  CHECK(t.held_epoch(250) == 50);
+  // A cut that moves by a few pages walks those pages (and the part of a run it splits
+  // off); the pages it moves were held by the other owner: contested, no longer held.
+  const std::uint64_t before = t.pages_walked();
+  std::vector<std::uint32_t> contested;
+  t.claim(0, 0, 504, true, 51, [&](std::uint32_t p, int holder) {
+    contested.push_back(p);
+    CHECK(holder == 1);
+  });
+  t.claim(1, 504, 1000, true, 51, none);
+  CHECK(contested == std::vector<std::uint32_t>{500, 501, 502, 503});
+  CHECK(t.owner(503, 51) == -2);
+  CHECK(t.owner(504, 51) == 1);
+  CHECK(t.pages_walked() - before <= 8);
+  t.claim(0, 0, 504, true, 52, none);  // uncontested from the next epoch on
+  CHECK(t.owner(503, 52) == 0);
+  CHECK(t.holder(503) == 0);
+  // Claimed for two owners in one epoch: contested, no holder, reported with the holder it had.
+  t.claim(1, 504, 1000, true, 52, none);
+  contested.clear();
+  t.claim(0, 600, 610, true, 52, [&](std::uint32_t p, int holder) {
+    contested.push_back(p);
+    CHECK(holder == 1);
+  });
+  CHECK(contested.size() == 10);
+  CHECK(t.owner(605, 52) == -2);
+  CHECK(t.holder(605) == -1);
+  CHECK(t.owner(611, 52) == 1);
+}
+
+TEST_CASE("claims follow a page-by-page model under random operations") {
+  std::mt19937 rng(GENERATE(1u, 2u, 3u, 4u));
+  const std::uint32_t N = 400;
+  const int P = 4;
+  ClaimTable t;
+  t.resize(N);
+  ClaimModel m;
+  m.pages.resize(N);
+  std::uint64_t epoch = 1;
+  std::vector<std::uint32_t> cuts{0, 100, 200, 300, N};  // blocks claimed again and again, cuts moving
+  for (int step = 0; step < 4000; ++step) {
+    const unsigned what = rng() % 16;
+    if (what == 0) {
+      ++epoch;
+    } else if (what == 1) {  // a cut moves
+      const std::size_t k = 1 + rng() % (cuts.size() - 2);
+      cuts[k] = cuts[k - 1] + 1 + rng() % (cuts[k + 1] - cuts[k - 1] - 1);
+    } else if (what < 11) {  // a block claimed, by its owner or another; collective mostly
+      const std::size_t k = rng() % (cuts.size() - 1);
+      const int owner = rng() % 8 ? int(k) % P : int(rng() % P);
+      const bool collective = rng() % 6 != 0;
+      // Sometimes without its edge pages (a claim of the inner pages of a byte range).
+      const std::uint32_t first = cuts[k] + (rng() % 4 == 0), last = cuts[k + 1] - (rng() % 4 == 0);
+      REQUIRE(claim(t, owner, first, last, collective, epoch) == m.claim(owner, first, last, collective, epoch));
+    } else if (what < 13) {  // any range, any owner
+      const std::uint32_t first = rng() % N, last = first + rng() % (N - first + 1);
+      const int owner = int(rng() % P);
+      const bool collective = rng() % 2;
+      REQUIRE(claim(t, owner, first, last, collective, epoch) == m.claim(owner, first, last, collective, epoch));
+    } else if (what < 15) {  // holds renewed over a block or any range
+      std::uint32_t first = rng() % N, last = first + rng() % (N - first + 1);
+      if (what == 13) {
+        const std::size_t k = rng() % (cuts.size() - 1);
+        first = cuts[k], last = cuts[k + 1];
+      }
+      t.renew(first, last, epoch);
+      for (std::uint32_t p = first; p < last; ++p) m.pages[p].held_epoch = epoch;
+    } else {
+      const std::uint32_t p = rng() % N;
+      t.renew(p, epoch);
+      m.pages[p].held_epoch = epoch;
+    }
+    REQUIRE(view(t, N, epoch) == view(m, epoch));
+  }
+  CHECK(t.run_count() > 0);  // the repeated blocks became runs
+  CHECK(t.pages_walked() < 4000ull * N / 4);
 }
 
 TEST_CASE("interval decoding rejects malformed input") {
