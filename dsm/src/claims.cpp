@@ -16,17 +16,6 @@ constexpr std::uint32_t min_run_pages = 16;
 
 void ClaimTable::resize(std::uint32_t pages) { pages_.resize(pages); }
 
-int ClaimTable::owner(std::uint32_t page, std::uint64_t epoch) const {
-  const Entry& e = pages_[page];
-  const std::uint64_t claimed = e.run == no_run ? e.epoch : runs_[e.run].epoch;
-  return claimed == epoch ? e.owner : -1;
-}
-
-std::uint64_t ClaimTable::held_epoch(std::uint32_t page) const {
-  const Entry& e = pages_[page];
-  return e.run == no_run ? e.held_epoch : std::max(e.held_epoch, runs_[e.run].held_epoch);
-}
-
 std::vector<std::uint32_t> ClaimTable::overlapping(std::uint32_t first, std::uint32_t last) const {
   std::vector<std::uint32_t> out;
   auto it = by_first_.upper_bound(first);

@@ -12,6 +12,7 @@
 // here). Application thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,12 +33,18 @@ class ClaimTable {
   void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective, std::uint64_t epoch,
              const std::function<void(std::uint32_t, int)>& contested);
   // The owner of `page` in `epoch`: -1 unclaimed, -2 contested.
-  int owner(std::uint32_t page, std::uint64_t epoch) const;
+  int owner(std::uint32_t page, std::uint64_t epoch) const {
+    const Entry& e = pages_[page];
+    return (e.run == no_run ? e.epoch : runs_[e.run].epoch) == epoch ? e.owner : -1;
+  }
   // The owner of the last collective claim of `page`, while uncontested (-1: none).
   int holder(std::uint32_t page) const { return pages_[page].holder; }
 
   // The last epoch in which this rank renewed its hold of `page` (0: never).
-  std::uint64_t held_epoch(std::uint32_t page) const;
+  std::uint64_t held_epoch(std::uint32_t page) const {
+    const Entry& e = pages_[page];
+    return e.run == no_run ? e.held_epoch : std::max(e.held_epoch, runs_[e.run].held_epoch);
+  }
   // Renews holds of `page`, or of [first, last), in `epoch` (epochs only grow).
   void renew(std::uint32_t page, std::uint64_t epoch) { pages_[page].held_epoch = epoch; }
   void renew(std::uint32_t first, std::uint32_t last, std::uint64_t epoch);
