@@ -14,13 +14,19 @@ constexpr std::uint32_t min_run_pages = 16;
 
 }  // namespace
 
-void ClaimTable::resize(std::uint32_t pages) { pages_.resize(pages); }
+void ClaimTable::resize(std::uint32_t pages) {
+  if (pages > pages_.size()) pages_.resize(pages);
+}
+
+ClaimTable::RunMap::const_iterator ClaimTable::first_ending_after(std::uint32_t page) const {
+  auto it = by_first_.upper_bound(page);
+  if (it != by_first_.begin() && runs_[std::prev(it)->second].last > page) --it;
+  return it;
+}
 
 std::vector<std::uint32_t> ClaimTable::overlapping(std::uint32_t first, std::uint32_t last) const {
   std::vector<std::uint32_t> out;
-  auto it = by_first_.upper_bound(first);
-  if (it != by_first_.begin() && runs_[std::prev(it)->second].last > first) --it;
-  for (; it != by_first_.end() && it->first < last; ++it) out.push_back(it->second);
+  for (auto it = first_ending_after(first); it != by_first_.end() && it->first < last; ++it) out.push_back(it->second);
   return out;
 }
 
@@ -96,30 +102,34 @@ void ClaimTable::claim_pages(int owner, std::uint32_t first, std::uint32_t last,
 void ClaimTable::claim(int owner, std::uint32_t first, std::uint32_t last, bool collective, std::uint64_t epoch,
                        const std::function<void(std::uint32_t, int)>& contested) {
   if (first >= last) return;
-  // A run inside the claim, for the same owner, takes it whole: its pages are neither
-  // contested (their holder is the owner) nor changed beyond their epoch. Any other run
+  // A run of the same owner inside the claim takes it whole: its pages are neither
+  // contested (their holder is the owner) nor changed beyond their epoch. One claimed for
+  // that owner in this epoch already is left as it is wherever it reaches. Any other run
   // the claim touches gives up the pages in it.
-  std::vector<std::uint32_t> inside;
+  struct Kept {
+    std::uint32_t run, first, last;
+  };
+  std::vector<Kept> kept;
   for (const std::uint32_t r : overlapping(first, last)) {
     const Run& run = runs_[r];
-    if (run.first >= first && run.last <= last && run.owner == owner)
-      inside.push_back(r);
+    if (run.owner == owner && ((run.first >= first && run.last <= last) || run.epoch == epoch))
+      kept.push_back({r, std::max(run.first, first), std::min(run.last, last)});
     else
       trim(r, first, last);
   }
   std::uint32_t at = first;
-  for (const std::uint32_t r : inside) {
-    claim_pages(owner, at, runs_[r].first, collective, epoch, contested);
-    runs_[r].epoch = epoch;
-    at = runs_[r].last;
+  for (const Kept& k : kept) {
+    claim_pages(owner, at, k.first, collective, epoch, contested);
+    runs_[k.run].epoch = epoch;
+    at = k.last;
   }
   claim_pages(owner, at, last, collective, epoch, contested);
 }
 
 void ClaimTable::renew(std::uint32_t first, std::uint32_t last, std::uint64_t epoch) {
   std::uint32_t at = first;
-  for (const std::uint32_t r : overlapping(first, last)) {
-    Run& run = runs_[r];
+  for (auto it = first_ending_after(first); it != by_first_.end() && it->first < last; ++it) {
+    Run& run = runs_[it->second];
     if (run.first < first || run.last > last) continue;  // partly outside: page by page
     for (std::uint32_t p = at; p < run.first; ++p) pages_[p].held_epoch = epoch;
     run.held_epoch = epoch;

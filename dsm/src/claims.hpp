@@ -22,7 +22,7 @@ namespace dsm::proto {
 
 class ClaimTable {
  public:
-  // Entries for pages [0, pages): new ones unclaimed, unheld.
+  // Entries for pages [0, pages) at least (the table never shrinks): new ones unclaimed, unheld.
   void resize(std::uint32_t pages);
 
   // Records `owner`'s claim of [first, last) for barrier epoch `epoch`. A page claimed for
@@ -49,7 +49,8 @@ class ClaimTable {
   void renew(std::uint32_t page, std::uint64_t epoch) { pages_[page].held_epoch = epoch; }
   void renew(std::uint32_t first, std::uint32_t last, std::uint64_t epoch);
 
-  // For tests: the runs kept, and the pages the claims walked one at a time so far.
+  // For tests: the runs kept, and the pages the claims walked one at a time so far (those
+  // they claimed or detached from a run; not the second step over a stretch that becomes one).
   std::size_t run_count() const { return by_first_.size(); }
   std::uint64_t pages_walked() const { return walked_; }
 
@@ -69,6 +70,9 @@ class ClaimTable {
     std::uint64_t epoch;       // stands for the pages' Entry::epoch
     std::uint64_t held_epoch;  // renewed for all its pages at once
   };
+  using RunMap = std::map<std::uint32_t, std::uint32_t>;  // first page -> run index; runs are disjoint
+  // The first run that ends after `page` (it may begin after it too).
+  RunMap::const_iterator first_ending_after(std::uint32_t page) const;
   // The run indices of the runs overlapping [first, last), in page order.
   std::vector<std::uint32_t> overlapping(std::uint32_t first, std::uint32_t last) const;
   // Takes [first, last) out of run r: those pages get the run's values in their entries.
@@ -83,7 +87,7 @@ class ClaimTable {
   std::vector<Entry> pages_;
   std::vector<Run> runs_;  // slots; freed ones are reused
   std::vector<std::uint32_t> free_;
-  std::map<std::uint32_t, std::uint32_t> by_first_;  // first page -> run index; runs are disjoint
+  RunMap by_first_;
   std::uint64_t walked_ = 0;
 };
 

@@ -323,6 +323,12 @@ TEST_CASE("a claim repeated for the same owner walks no page") {
   CHECK(t.holder(503) == 0);
   // Claimed for two owners in one epoch: contested, no holder, reported with the holder it had.
   t.claim(1, 504, 1000, true, 52, none);
+  // Claimed again for its owner in the same epoch, over part of it: nothing changes, and the
+  // run stays whole.
+  const std::uint64_t runs = t.run_count(), walked = t.pages_walked();
+  t.claim(1, 600, 700, false, 52, none);
+  CHECK(t.run_count() == runs);
+  CHECK(t.pages_walked() == walked);
   contested.clear();
   t.claim(0, 600, 610, true, 52, [&](std::uint32_t p, int holder) {
     contested.push_back(p);
@@ -334,9 +340,30 @@ TEST_CASE("a claim repeated for the same owner walks no page") {
   CHECK(t.owner(611, 52) == 1);
 }
 
+TEST_CASE("a claim inside a run keeps the run's larger part outside it") {
+  ClaimTable t;
+  t.resize(100);
+  const auto none = [](std::uint32_t, int) {};
+  t.claim(0, 0, 100, true, 1, none);
+  REQUIRE(t.run_count() == 1);
+  const std::uint64_t before = t.pages_walked();
+  t.claim(1, 30, 50, true, 2, none);  // another owner, next epoch: [0, 30) and [50, 100) left
+  // Detached: the smaller part and the claimed pages, which the claim then walks.
+  CHECK(t.pages_walked() - before == 30 + 20 + 20);
+  CHECK(t.run_count() == 1);  // [50, 100); the claimed pages are contested, no run
+  CHECK(t.owner(29, 2) == -1);
+  CHECK(t.owner(30, 2) == -2);  // its holder was rank 0
+  CHECK(t.owner(60, 1) == 0);
+  CHECK(t.holder(60) == 0);
+  t.claim(0, 60, 61, true, 2, none);  // too short to leave a run: [50, 60) goes, [61, 100) stays
+  CHECK(t.owner(60, 2) == 0);
+  CHECK(t.owner(59, 1) == 0);
+  CHECK(t.run_count() == 1);
+}
+
 TEST_CASE("claims follow a page-by-page model under random operations") {
   std::mt19937 rng(GENERATE(1u, 2u, 3u, 4u));
-  const std::uint32_t N = 400;
+  std::uint32_t N = 400;
   const int P = 4;
   ClaimTable t;
   t.resize(N);
@@ -348,6 +375,12 @@ TEST_CASE("claims follow a page-by-page model under random operations") {
     const unsigned what = rng() % 16;
     if (what == 0) {
       ++epoch;
+      if (rng() % 8 == 0) {  // an allocation: more pages, the last block grows
+        N += 1 + rng() % 40;
+        t.resize(N);
+        m.pages.resize(N);
+        cuts.back() = N;
+      }
     } else if (what == 1) {  // a cut moves
       const std::size_t k = 1 + rng() % (cuts.size() - 2);
       cuts[k] = cuts[k - 1] + 1 + rng() % (cuts[k + 1] - cuts[k - 1] - 1);
@@ -377,6 +410,8 @@ TEST_CASE("claims follow a page-by-page model under random operations") {
       m.pages[p].held_epoch = epoch;
     }
     REQUIRE(view(t, N, epoch) == view(m, epoch));
+    REQUIRE(view(t, N, epoch - 1) == view(m, epoch - 1));
+    REQUIRE(t.run_count() <= N / 16);
   }
   CHECK(t.run_count() > 0);  // the repeated blocks became runs
   CHECK(t.pages_walked() < 4000ull * N / 4);
