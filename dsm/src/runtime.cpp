@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpus.hpp"
+#include "fabric_lib.hpp"
 #include "fault.hpp"
 #include "heap.hpp"
 #include "runtime_hooks.hpp"
@@ -161,6 +162,7 @@ void init(int, char**) {
     }
     s.me = env.rank;
     s.nprocs = env.size;
+    if (s.nprocs > 1) net::fabric::load();  // before this rank starts threads (fabric_lib.hpp)
     s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
     s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
     s.max_write_ahead = std::uint32_t(env_int("DSM_WRITE_AHEAD", s.max_write_ahead, 1, 4096));

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "fabric_lib.hpp"
 #include "region.hpp"
 #include "signal.hpp"
 #include "wire.hpp"
@@ -54,7 +55,7 @@ constexpr long busy_sleep_ns = 50'000;        // transfers in flight that need o
 constexpr std::uint64_t max_reorder = 1 << 20;
 
 [[noreturn]] void fail(const char* what, int rc) {
-  throw std::runtime_error(std::string("dsm: libfabric ") + what + ": " + fi_strerror(-rc));
+  throw std::runtime_error(std::string("dsm: libfabric ") + what + ": " + fabric::strerror(-rc));
 }
 void check(const char* what, int rc) {
   if (rc != 0) fail(what, rc);
@@ -72,7 +73,7 @@ struct Fid {
   }
 };
 struct InfoFree {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const { fabric::freeinfo(i); }
 };
 
 // Doorbell of one rank in a per-job shared-memory segment (shm provider only): the shm
@@ -88,24 +89,6 @@ struct alignas(64) Bell {
   std::atomic<std::uint32_t> waiting{0};
 };
 
-// libinfinipath (loaded with libfabric for the psm provider) installs crash handlers at load
-// time that print a backtrace and exit(1): a crash must stay a crash, so dsmrun reports the
-// signal and the DSM runtime's SIGSEGV handler chains to the default action. Its SIGINT and
-// SIGTERM handlers call exit(1) too, which hangs in libfabric's destructor when the signal
-// interrupts libfabric itself (dsm::init): those signals must kill the rank.
-bool drop_foreign_crash_handlers() {
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM}) {
-    struct sigaction sa{};
-    sigaction(sig, nullptr, &sa);
-    Dl_info where{};
-    const void* fn = (sa.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(sa.sa_sigaction)
-                                                 : reinterpret_cast<void*>(sa.sa_handler);
-    if (fn && dladdr(fn, &where) && where.dli_fname && std::strstr(where.dli_fname, "libinfinipath"))
-      signal(sig, SIG_DFL);
-  }
-  return true;
-}
-[[maybe_unused]] const bool crash_handlers_dropped = drop_foreign_crash_handlers();
 
 }  // namespace
 
@@ -342,7 +325,7 @@ void Transport::Impl::open_endpoint() {
   // provider reads this when libfabric initializes, at the first fi_getinfo: here. A value
   // the user set stays.
   if (prov == "shm") setenv("FI_SHM_DISABLE_CMA", "1", 0);
-  std::unique_ptr<fi_info, InfoFree> hints(fi_allocinfo());
+  std::unique_ptr<fi_info, InfoFree> hints(fabric::allocinfo());
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_TAGGED;
   hints->mode = 0;
@@ -352,13 +335,13 @@ void Transport::Impl::open_endpoint() {
   hints->rx_attr->msg_order = FI_ORDER_SAS;
   hints->fabric_attr->prov_name = strdup(prov == "shm" ? "shm" : "tcp;ofi_rxm");
   fi_info* got = nullptr;
-  if (int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &got); rc != 0)
-    throw std::runtime_error("dsm: libfabric provider " + prov + " unavailable: " + fi_strerror(-rc));
+  if (int rc = fabric::getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &got); rc != 0)
+    throw std::runtime_error("dsm: libfabric provider " + prov + " unavailable: " + fabric::strerror(-rc));
   info.reset(got);
   inject_size = info->tx_attr->inject_size;
 
   fid_fabric* f;
-  check("fi_fabric", fi_fabric(info->fabric_attr, &f, nullptr));
+  check("fi_fabric", fabric::open_fabric(info->fabric_attr, &f, nullptr));
   fabric.reset(f);
   fid_domain* d;
   check("fi_domain", fi_domain(fabric.p, info.get(), &d, nullptr));

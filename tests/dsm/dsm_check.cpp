@@ -696,6 +696,16 @@ int main(int argc, char** argv) {
   } else if (mode == "own_bad_rank") {
     auto* sh = dsm::alloc<long>(4096);
     dsm::own(dsm::nprocs(), sh, 4096 * sizeof(long));
+  } else if (mode == "fabric") {  // libfabric is loaded by the transport, which 1 rank opens not
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    char line[4096];
+    bool mapped = false;
+    while (maps && std::fgets(line, sizeof line, maps)) mapped |= std::strstr(line, "/libfabric.so") != nullptr;
+    if (maps) std::fclose(maps);
+    if (mapped != (dsm::nprocs() > 1)) {
+      std::fprintf(stderr, "rank %d of %d: libfabric %s\n", dsm::rank(), dsm::nprocs(), mapped ? "mapped" : "not mapped");
+      ++failures;
+    }
   } else if (mode == "claims") {
     for (unsigned seed = 1; seed <= 4; ++seed) claims(seed, 40);
   } else if (mode == "seed" && argc > 3) {  // one seed and phase count, for debugging
