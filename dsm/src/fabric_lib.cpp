@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -12,25 +13,51 @@ namespace dsm::net::fabric {
 
 namespace {
 
-// libinfinipath installs crash handlers when it is loaded, which print a backtrace and
-// exit(1): a crash must stay a crash, so dsmrun reports the signal and the DSM runtime's
-// SIGSEGV handler chains to the default action. Its SIGINT and SIGTERM handlers call exit(1)
-// too, which hangs in libfabric's destructor when the signal interrupts libfabric itself
-// (dsm::init): those signals must kill the rank. Called right after loading, before the
-// runtime installs its own fault handler.
+// libinfinipath and libpsm2 (pulled in for the psm providers) install crash handlers when
+// they are loaded, which print a backtrace and exit(1): a crash must stay a crash, so dsmrun
+// reports the signal and the DSM runtime's SIGSEGV handler chains to the default action.
+// Their SIGINT and SIGTERM handlers call exit(1) too, which hangs in libfabric's destructor
+// when the signal interrupts libfabric itself: those signals must kill the rank.
 constexpr int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM};
 
-void drop_foreign_crash_handlers() {
-  for (int sig : crash_signals) {
-    struct sigaction sa{};
-    sigaction(sig, nullptr, &sa);
-    Dl_info where{};
-    const void* fn = (sa.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(sa.sa_sigaction)
-                                                 : reinterpret_cast<void*>(sa.sa_handler);
-    if (fn && dladdr(fn, &where) && where.dli_fname && std::strstr(where.dli_fname, "libinfinipath"))
-      signal(sig, SIG_DFL);
-  }
+bool foreign(const struct sigaction& sa) {
+  const void* fn = (sa.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(sa.sa_sigaction)
+                                               : reinterpret_cast<void*>(sa.sa_handler);
+  Dl_info where{};
+  return fn && dladdr(fn, &where) && where.dli_fname &&
+         (std::strstr(where.dli_fname, "libinfinipath") || std::strstr(where.dli_fname, "libpsm"));
 }
+
+// While libfabric loads, the crash signals wait (a kill from dsmrun or a user's ^C, delivered
+// to those libraries' handlers, would end the rank with exit(1) instead of the signal), and
+// afterwards the handlers the process had come back: the program's own, or the default
+// where they were those libraries' (a program that links libfabric itself).
+class CrashHandlersKept {
+ public:
+  CrashHandlersKept() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (std::size_t i = 0; i < std::size(crash_signals); ++i) {
+      sigaction(crash_signals[i], nullptr, &kept_[i]);
+      if (foreign(kept_[i])) {
+        kept_[i] = {};
+        kept_[i].sa_handler = SIG_DFL;
+      }
+      sigaddset(&held, crash_signals[i]);
+    }
+    pthread_sigmask(SIG_BLOCK, &held, &mask_);
+  }
+  ~CrashHandlersKept() {  // the handlers first: a signal that waited meets them
+    for (std::size_t i = 0; i < std::size(crash_signals); ++i) sigaction(crash_signals[i], &kept_[i], nullptr);
+    pthread_sigmask(SIG_SETMASK, &mask_, nullptr);
+  }
+  CrashHandlersKept(const CrashHandlersKept&) = delete;
+  CrashHandlersKept& operator=(const CrashHandlersKept&) = delete;
+
+ private:
+  struct sigaction kept_[std::size(crash_signals)];
+  sigset_t mask_;
+};
 
 struct Lib {
   decltype(&::fi_getinfo) getinfo;
@@ -40,9 +67,12 @@ struct Lib {
   decltype(&::fi_strerror) strerror;
 };
 
+// `version`: the one a direct link against libfabric 1.x binds (its default in 1.17), so that
+// a newer library serves the ABI these headers describe; any version where it has none.
 template <class F>
-F symbol(void* lib, const char* name) {
-  void* f = dlsym(lib, name);
+F symbol(void* lib, const char* name, const char* version) {
+  void* f = dlvsym(lib, name, version);
+  if (!f) f = dlsym(lib, name);
   if (!f) throw std::runtime_error(std::string("dsm: libfabric lacks ") + name + ": " + dlerror());
   return reinterpret_cast<F>(f);
 }
@@ -56,35 +86,17 @@ Lib load() {
     why += std::string(why.empty() ? "" : "; ") + dlerror();
   }
   if (!lib) throw std::runtime_error("dsm: cannot load libfabric (" + why + "); install libfabric1");
-  drop_foreign_crash_handlers();
-  return {symbol<decltype(Lib::getinfo)>(lib, "fi_getinfo"), symbol<decltype(Lib::dupinfo)>(lib, "fi_dupinfo"),
-          symbol<decltype(Lib::freeinfo)>(lib, "fi_freeinfo"), symbol<decltype(Lib::fabric)>(lib, "fi_fabric"),
-          symbol<decltype(Lib::strerror)>(lib, "fi_strerror")};
+  return {symbol<decltype(Lib::getinfo)>(lib, "fi_getinfo", "FABRIC_1.3"),
+          symbol<decltype(Lib::dupinfo)>(lib, "fi_dupinfo", "FABRIC_1.3"),
+          symbol<decltype(Lib::freeinfo)>(lib, "fi_freeinfo", "FABRIC_1.3"),
+          symbol<decltype(Lib::fabric)>(lib, "fi_fabric", "FABRIC_1.1"),
+          symbol<decltype(Lib::strerror)>(lib, "fi_strerror", "FABRIC_1.0")};
 }
-
-// While libfabric loads, the crash signals that other processes send (dsmrun's kill, a
-// user's ^C) wait: delivered between libinfinipath's constructor and the drop of its
-// handlers, they would end the rank with exit(1) instead of the signal.
-class CrashSignalsHeld {
- public:
-  CrashSignalsHeld() {
-    sigset_t held;
-    sigemptyset(&held);
-    for (int sig : crash_signals) sigaddset(&held, sig);
-    pthread_sigmask(SIG_BLOCK, &held, &before_);
-  }
-  ~CrashSignalsHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
-  CrashSignalsHeld(const CrashSignalsHeld&) = delete;
-  CrashSignalsHeld& operator=(const CrashSignalsHeld&) = delete;
-
- private:
-  sigset_t before_;
-};
 
 // Loaded once; a failed load throws and is tried again at the next call.
 const Lib& lib() {
   static const Lib l = [] {
-    CrashSignalsHeld held;
+    CrashHandlersKept kept;
     return load();
   }();
   return l;
@@ -99,7 +111,11 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
   return lib().getinfo(version, node, service, flags, hints, info);
 }
 
-fi_info* allocinfo() { return lib().dupinfo(nullptr); }
+fi_info* allocinfo() {
+  fi_info* info = lib().dupinfo(nullptr);
+  if (!info) throw std::runtime_error("dsm: libfabric could not allocate an fi_info");
+  return info;
+}
 
 void freeinfo(fi_info* info) { lib().freeinfo(info); }
 

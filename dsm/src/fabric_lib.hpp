@@ -1,4 +1,5 @@
-// libfabric, loaded when the first transport opens instead of when a program starts.
+// libfabric, loaded when a job of several ranks starts (dsm::init) instead of when a
+// program starts.
 //
 // Debian's libfabric links the psm and psm2 providers' libraries, and the constructors of
 // libinfinipath and libpsm2 each measure the clock by sleeping 0.1 s, in every process that
@@ -14,8 +15,9 @@
 namespace dsm::net::fabric {
 
 // Loads libfabric now if it is not loaded; throws std::runtime_error naming the library and
-// why when it cannot. Signals other processes send to end this one wait while it loads:
-// called before the process starts threads, no other thread takes them meanwhile.
+// why when it cannot. The crash signals wait while it loads and the process's handlers for
+// them stay (fabric_lib.cpp). Another thread could take such a signal meanwhile: dsm::init
+// calls this before it starts any, and so should a program that makes a Transport itself.
 void load();
 
 // Each loads libfabric first if it is not loaded.

@@ -8,7 +8,6 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
-#include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -88,7 +87,6 @@ struct alignas(64) Bell {
   // messages sent with send_lazy wake it; otherwise they wait for its next wait.
   std::atomic<std::uint32_t> waiting{0};
 };
-
 
 }  // namespace
 

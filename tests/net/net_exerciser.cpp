@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "fabric_lib.hpp"
 #include "job_env.hpp"
 #include "signal.hpp"
 #include "transport.hpp"
@@ -64,6 +65,7 @@ constexpr int small_count = 3000;
 
 int run(const std::string& mode, int argc, char** argv) {
   const JobEnv env = read_job_env();
+  fabric::load();  // before Bootstrap's thread (fabric_lib.hpp)
   Bootstrap boot(env);
   if (mode == "nojoin-late") std::this_thread::sleep_for(std::chrono::seconds(60));
   Transport net(env, boot);

@@ -149,7 +149,11 @@ int main(int argc, char** argv) {
     }
   }
   if (where == "rank_before_init") return dsm::rank();
+  // The program's own handler, set before dsm::init, still runs after libfabric is loaded
+  // (whose libraries install handlers of their own, some passing the signal on).
+  if (where == "own_handler") std::signal(SIGTERM, [](int) { _exit(9); });
   dsm::init(argc, argv);
+  if (where == "own_handler" && dsm::rank() == victim) std::raise(SIGTERM);
   if (where == "fetch") during_fetch(victim, how);
   else if (where == "lock") holding_lock(victim, how);
   else if (where == "barrier") in_barrier(victim, how);
