@@ -9,7 +9,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>

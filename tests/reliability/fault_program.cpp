@@ -153,8 +153,11 @@ int main(int argc, char** argv) {
   // (whose libraries install handlers of their own, some passing the signal on).
   if (where == "own_handler") std::signal(SIGTERM, [](int) { _exit(9); });
   dsm::init(argc, argv);
-  if (where == "own_handler" && dsm::rank() == victim) std::raise(SIGTERM);
-  if (where == "fetch") during_fetch(victim, how);
+  if (where == "own_handler") {  // the others wait for the victim, which the handler ends
+    if (dsm::rank() == victim) std::raise(SIGTERM);
+    dsm::barrier();
+  } else if (where == "fetch")
+    during_fetch(victim, how);
   else if (where == "lock") holding_lock(victim, how);
   else if (where == "barrier") in_barrier(victim, how);
   else if (where == "wild") wild_write();
