@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The README's first command: builds everything (scripts/setup.sh), then Jacobi at 2 ranks
+# The first command to try: builds everything (scripts/setup.sh), then Jacobi at 2 ranks
 # bound to the two cores, with the artificial load on core 1, without and with balancing,
-# and prints the times and ratios. Short sizes (seconds); scripts/experiments.sh --full
-# runs the paper's experiments at full size.
+# and prints the times and ratios. Short sizes (seconds); scripts/experiments/run.sh --full
+# runs the paper's experiments at full size. Environment: BUILD_DIR, LB, EXP_VERSION (as for
+# the experiments).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-"$here/setup.sh"
-source "$here/exp-lib.sh" --short
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+"$top/scripts/setup.sh"
+set_mode short
 size[jacobi]="--n 2050 --iters 300"  # the paper's grid: a second or two per run
 run jacobi "$version" 2 --lb static
 none=$run_time

@@ -16,6 +16,8 @@
 # collide and a set whose run was killed is removed by the next one; `up` and `down` default
 # to dsmup- (a set that outlives the command, which later runs leave alone).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-}; shift || true
 case $cmd in
@@ -25,19 +27,17 @@ esac
 SUBNET=10.77.0
 MAX_HOSTS=16
 
-die() { echo "netns-hosts: $*" >&2; exit 2; }
-
 # Namespaces, veth and bridges need CAP_NET_ADMIN and CAP_SYS_ADMIN (ip netns mounts).
 check() {
-  command -v ip >/dev/null || { echo "netns-hosts: iproute2 (ip) is not installed" >&2; return 77; }
+  command -v ip >/dev/null || { warn "iproute2 (ip) is not installed"; return 77; }
   local probe="${PREFIX}probe"
   if ! ip netns add "$probe" 2>/dev/null; then
-    echo "netns-hosts: 'ip netns add' is not permitted here (needs root / CAP_SYS_ADMIN)" >&2; return 77
+    warn "'ip netns add' is not permitted here (needs root / CAP_SYS_ADMIN)"; return 77
   fi
   local ok=0
   ip netns exec "$probe" ip link add br0 type bridge 2>/dev/null || ok=77
   ip netns del "$probe" 2>/dev/null || true
-  [[ $ok == 0 ]] || echo "netns-hosts: cannot create a bridge inside a namespace here" >&2
+  [[ $ok == 0 ]] || warn "cannot create a bridge inside a namespace here"
   return $ok
 }
 
@@ -88,13 +88,13 @@ up() {
       [[ $(ip -n "$h" -br link show eth0) == *" UP "* ]] && break
       sleep 0.1
     done
-    ((i < 50)) || die "the link of host $h did not come up"
+    ((i < 50)) || die_setup "the link of host $h did not come up"
   done
   NETNS_HOSTS=$(IFS=,; echo "${hosts[*]}")
 }
 
 parse_n() {
-  [[ ${1:-} =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= MAX_HOSTS)) || die "N must be 1..$MAX_HOSTS, got '${1:-}'"
+  [[ ${1:-} =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= MAX_HOSTS)) || die_setup "N must be 1..$MAX_HOSTS, got '${1:-}'"
 }
 
 case $cmd in
@@ -104,9 +104,9 @@ case $cmd in
     parse_n "${1:-}"; n=$1; shift
     rate=
     if [[ ${1:-} == --rate ]]; then
-      [[ -n ${2:-} ]] || die "--rate needs a value such as 100mbit"
+      [[ -n ${2:-} ]] || die_setup "--rate needs a value such as 100mbit"
       rate=$2; shift 2
-      command -v tc >/dev/null || die "--rate needs tc (iproute2)"
+      command -v tc >/dev/null || die_setup "--rate needs tc (iproute2)"
     fi
     check || exit $?
     if [[ $cmd == up ]]; then
@@ -115,14 +115,13 @@ case $cmd in
       exit 0
     fi
     [[ ${1:-} == -- ]] && shift
-    (($# > 0)) || die "run needs a command after --"
-    trap down EXIT
-    trap 'exit 130' INT TERM
+    (($# > 0)) || die_setup "run needs a command after --"
+    at_exit down
     up "$n" "$rate"
     export NETNS_HOSTS NETNS_HUB="${PREFIX}hub" NETNS_HUB_ADDR="$SUBNET.1"
     rc=0
     ip netns exec "$NETNS_HUB" "$@" || rc=$?
     exit $rc
     ;;
-  *) die "usage: $0 run N [--rate R] -- CMD... | up N [--rate R] | down | check" ;;
+  *) die_setup "usage: $0 run N [--rate R] -- CMD... | up N [--rate R] | down | check" ;;
 esac

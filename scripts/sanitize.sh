@@ -3,13 +3,14 @@
 # Usage: scripts/sanitize.sh [address|thread|all]   (default: address)
 #   address  AddressSanitizer + UndefinedBehaviorSanitizer, build dir build-asan
 #   thread   ThreadSanitizer, build dir build-tsan
-# (set -e does not act inside run(), which is called in a || list: every step is checked.)
+# (set -e does not act inside sanitize(), which is called in a || list: every step is checked.)
 # Configures the build dir, builds only what the runtime tests need, runs them with ctest,
 # and fails when a test fails or a sanitizer wrote a report (reports go to files, so one
 # from a rank of a test that expects a failure is not lost; they are printed at the end).
 # Extra ctest arguments can be given in CTEST_ARGS (e.g. CTEST_ARGS="-R dsm\.random").
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 jobs=${JOBS:-$(nproc)}
 # Debug (-O0 -g, assertions on): building the Catch2 test mains with -O2 and ASan+UBSan
 # takes minutes each on two cores; at -O0 the whole build takes about two, and the tests
@@ -38,19 +39,19 @@ include='^(dsm\.|mem[:.]|net\.|balancer)'
 #             quarantine of freed blocks) make grow by themselves.
 exclude='fuzz|^balancer: rows under load|^dsm\.handoff_loaded|^mem:running out of kernel mappings|^balancer: a sliding window'
 
-run() {
-  local mode=$1 dir opts
+sanitize() {
+  local mode=$1 dir
   case $mode in
     address) dir=$top/build-asan ;;
     thread) dir=$top/build-tsan ;;
-    *) echo "sanitize.sh: unknown sanitizer '$mode' (address, thread or all)" >&2; return 2 ;;
+    *) die_setup "unknown sanitizer '$mode' (address, thread or all)" ;;
   esac
   local gen=()
   command -v ninja >/dev/null && [ ! -f "$dir/Makefile" ] && gen=(-G Ninja)
   echo "== sanitize.sh $mode: configure and build in $dir"
   cmake -S "$top" -B "$dir" "${gen[@]}" -DDSM_BUILD_PASS=OFF -DDSM_SANITIZE="$mode" \
-    -DCMAKE_BUILD_TYPE="$build_type" >/dev/null || { echo "sanitize.sh: cmake failed" >&2; return 1; }
-  cmake --build "$dir" -j "$jobs" --target "${targets[@]}" || { echo "sanitize.sh: build failed" >&2; return 1; }
+    -DCMAKE_BUILD_TYPE="$build_type" >/dev/null || { warn "cmake failed"; return 1; }
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}" || { warn "build failed"; return 1; }
 
   local reports=$dir/sanitizer-reports
   rm -rf "$reports"
@@ -81,7 +82,7 @@ run() {
     # report_signal_unsafe=0: the fault handler does the protocol's work (fetching diffs,
     # allocating) inside SIGSEGV by design. The signal is synchronous, raised only by the
     # application's own access to a protected page, never while the thread is in malloc or
-    # holds a runtime lock (DESIGN.md 3), so TSan's async-signal-safety rule does not apply.
+    # holds a runtime lock, so TSan's async-signal-safety rule does not apply.
     export TSAN_OPTIONS="$common:report_signal_unsafe=0:halt_on_error=0:second_deadlock_stack=1:log_path=$reports/tsan"
     unset ASAN_OPTIONS UBSAN_OPTIONS
     # Measures that an idle job uses almost no CPU; TSan's own background thread and its
@@ -91,6 +92,7 @@ run() {
 
   echo "== sanitize.sh $mode: runtime tests"
   local rc=0
+  # shellcheck disable=SC2086  # CTEST_ARGS holds several arguments
   (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --timeout 300 -R "$include" -E "$ex" ${CTEST_ARGS:-}) || rc=1
   if compgen -G "$reports/*" >/dev/null; then
     echo "== sanitize.sh $mode: sanitizer reports (in $reports):"
@@ -104,7 +106,7 @@ run() {
 mode=${1:-address}
 status=0
 case $mode in
-  all) run address || status=1; run thread || status=1 ;;
-  *) run "$mode" || status=1 ;;
+  all) sanitize address || status=1; sanitize thread || status=1 ;;
+  *) sanitize "$mode" || status=1 ;;
 esac
 exit $status

@@ -3,8 +3,8 @@
 # then configures and builds into build/. Options go to CMake (e.g. -DDSM_BUILD_PASS=OFF).
 # Environment: BUILD_DIR (default build), JOBS (default nproc).
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$top/build}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 packages=(build-essential cmake ninja-build pkg-config git
   libfabric-dev libfabric-bin libboost-dev catch2 libcli11-dev
   clang-14 llvm-14-dev libclang-14-dev libclang-cpp14-dev libclang-rt-14-dev
@@ -15,7 +15,7 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
+  echo "$script_name: installing ${missing[*]}"
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq

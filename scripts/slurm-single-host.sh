@@ -13,30 +13,32 @@
 # (not root, packages not installable, a daemon refuses to start).
 # --keep: leave the temporary directory (logs) in place.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 keep=0
 while (($#)); do
   case $1 in
     --keep) keep=1; shift ;;
     --) shift; break ;;
-    *) echo "slurm-single-host: unknown option $1 (usage: $0 [--keep] -- CMD ARGS...)" >&2; exit 2 ;;
+    *) die_setup "unknown option $1 (usage: $0 [--keep] -- CMD ARGS...)" ;;
   esac
 done
-(($#)) || { echo "slurm-single-host: no command given (usage: $0 [--keep] -- CMD ARGS...)" >&2; exit 2; }
+(($#)) || die_setup "no command given (usage: $0 [--keep] -- CMD ARGS...)"
 
-skip() { echo "slurm-single-host: SKIP: $*"; exit 77; }
+skip() { echo "$script_name: SKIP: $*"; exit 77; }
 [[ $(id -u) -eq 0 ]] || skip "needs root to run the Slurm daemons"
 
-need=()
-for cmd in munged slurmctld slurmd srun; do command -v "$cmd" >/dev/null || need=(munge slurm-wlm); done
-if ((${#need[@]})); then
-  echo "slurm-single-host: installing ${need[*]}"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } >&2 ||
-    skip "cannot install ${need[*]} with apt-get"
+missing=()
+for cmd in munged slurmctld slurmd srun; do command -v "$cmd" >/dev/null || missing=(munge slurm-wlm); done
+if ((${#missing[@]})); then
+  echo "$script_name: installing ${missing[*]}"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >&2 ||
+    skip "cannot install ${missing[*]} with apt-get"
 fi
 
 dir=$(mktemp -d /tmp/slurm-single-host.XXXXXX)
 pids=()
-# shellcheck disable=SC2317  # called by the trap
+# shellcheck disable=SC2317  # called on exit
 cleanup() {
   # Jobs the command left behind first (slurmstepd and the tasks outlive slurmd), then the
   # daemons: slurmd, the controller, munged.
@@ -49,10 +51,9 @@ cleanup() {
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   done
-  if ((keep)); then echo "slurm-single-host: files kept in $dir" >&2; else rm -rf "$dir"; fi
+  if ((keep)); then warn "files kept in $dir"; else rm -rf "$dir"; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+at_exit cleanup
 
 # A daemon that did not come up: show the end of its log and output, then skip.
 fail_start() {
@@ -133,7 +134,7 @@ for _ in $(seq 60); do
   sleep 0.5
 done
 [[ $state == idle ]] || fail_start "the node $node (state '${state:-none}' after 30 s)" slurmd
-echo "slurm-single-host: node $node idle (slurmctld port $ctld_port, slurmd port $slurmd_port, files in $dir)"
+echo "$script_name: node $node idle (slurmctld port $ctld_port, slurmd port $slurmd_port, files in $dir)"
 
 set +e
 "$@"

@@ -10,17 +10,16 @@
 # timed once on free links and once on links limited by tbf to that rate, side by side.
 # Exit 0: all passed; 1: a check failed; 77: namespaces cannot be made here (CTest skip).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+here=$top/scripts
 self=$here/$(basename "$0")
-root=$(dirname "$here")
-bin=$root/build/bin
 host_counts="2 4"
 jacobi_args="--n 514 --iters 20"
 rate=
 bench_args="--n 2050 --iters 100"
 timeout=120
 
-die() { echo "test-multihost: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
     --bin) bin=${2:?}; shift 2 ;;
@@ -31,14 +30,12 @@ while (($#)); do
     --timeout) timeout=${2:?}; shift 2 ;;
     # Internal: runs inside the hub namespace made by netns-hosts.sh.
     --in-hub) shift; in_hub=$1; shift; break ;;
-    *) die "unknown option $1 (see the header of $0)" ;;
+    *) die_setup "unknown option $1 (see the header of $0)" ;;
   esac
 done
-for h in $host_counts; do [[ $h =~ ^[0-9]+$ ]] && ((h >= 1 && h <= 16)) || die "--hosts: '$h' is not 1..16"; done
-for b in dsmrun dsm_check jacobi_hand jacobi_seq; do
-  [[ -x $bin/$b ]] || die "$bin/$b is missing: build first (cmake --build build) or pass --bin"
-done
-expect=$root/tests/net/expect.sh
+for h in $host_counts; do [[ $h =~ ^[0-9]+$ ]] && ((h >= 1 && h <= 16)) || die_setup "--hosts: '$h' is not 1..16"; done
+need dsmrun dsm_check jacobi_hand jacobi_seq
+expect=$top/tests/net/expect.sh
 
 # dsmrun from the hub: one rank per host, the rendezvous on the bridge address, and libfabric's
 # tcp provider told to use eth0 (each namespace's only interface besides loopback). An array,
@@ -62,7 +59,7 @@ if [[ ${in_hub:-} == checks ]]; then
   dsmrun_cmd "$n"
   # shellcheck disable=SC2086  # the app's options are split on purpose
   out=$("${run[@]}" "$bin/jacobi_hand" $jacobi_args 2>&1) || { echo "$out"; echo "FAIL: jacobi_hand exited non-zero"; exit 1; }
-  got=$(awk '$1 == "checksum" {print $2}' <<<"$out")
+  got=$(field checksum <<<"$out")
   echo "checksum $got (jacobi_seq: $want)"
   [[ $got == "$want" ]] || { echo "FAIL: jacobi_hand on $n hosts differs from jacobi_seq"; fails=$((fails + 1)); }
   if ((fails > 0)); then echo "== $n hosts: $fails FAILED"; exit 1; fi
@@ -77,16 +74,16 @@ if [[ ${in_hub:-} == time ]]; then
   # shellcheck disable=SC2086
   out=$("${run[@]}" "$bin/jacobi_hand" $bench_args 2>&1) || { echo "$out" >&2; exit 1; }
   end=$(now)
-  echo "$(awk '$1 == "time" {print $2}' <<<"$out") $(calc "$end - $start") $(awk '$1 == "checksum" {print $2}' <<<"$out")"
+  echo "$(field time <<<"$out") $(calc "$end - $start") $(field checksum <<<"$out")"
   exit 0
 fi
-[[ -n ${in_hub:-} ]] && die "unknown internal mode $in_hub"
+[[ -n ${in_hub:-} ]] && die_setup "unknown internal mode $in_hub"
 
 "$here/netns-hosts.sh" check || { rc=$?; echo "test-multihost: SKIP: cannot make network namespaces here"; exit $rc; }
 
 # shellcheck disable=SC2086
-want=$("$bin/jacobi_seq" $jacobi_args | awk '$1 == "checksum" {print $2}')
-[[ -n $want ]] || die "jacobi_seq printed no checksum"
+want=$("$bin/jacobi_seq" $jacobi_args | field checksum)
+[[ -n $want ]] || die_setup "jacobi_seq printed no checksum"
 status=0
 for n in $host_counts; do
   "$here/netns-hosts.sh" run "$n" -- "$self" --bin "$bin" --jacobi "$jacobi_args" --timeout "$timeout" --in-hub checks "$n" "$want" || status=1
@@ -94,7 +91,7 @@ done
 
 if [[ -n $rate ]]; then
   # shellcheck disable=SC2086
-  want=$("$bin/jacobi_seq" $bench_args | awk '$1 == "checksum" {print $2}')
+  want=$("$bin/jacobi_seq" $bench_args | field checksum)
   echo
   echo "Jacobi ($bench_args) across namespace hosts, one run each: free links vs tbf $rate"
   printf '%-6s %-10s %12s %12s %s\n' hosts links "app time s" "wall s" checksum

@@ -13,14 +13,13 @@
 # - a running job cancelled with scancel: dsmrun and its ranks end, nothing left behind.
 # Exit 0: all passed; 1: a check failed; 77: Slurm cannot be started here (CTest skip).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+here=$top/scripts
 self=$here/$(basename "$0")
-root=$(dirname "$here")
-bin=$root/build/bin
 jacobi_args="--n 258 --iters 10"
 timeout=60
 
-die() { echo "test-slurm: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
     --bin) bin=${2:?}; shift 2 ;;
@@ -29,22 +28,20 @@ while (($#)); do
     # Internal: runs on the cluster made by slurm-single-host.sh.
     --in-cluster) in_cluster=1; shift ;;
     --cancelled-job) cancelled_job=1; shift ;;
-    *) die "unknown option $1 (see the header of $0)" ;;
+    *) die_setup "unknown option $1 (see the header of $0)" ;;
   esac
 done
 bin=$(cd "$bin" && pwd)
-for b in dsmrun dsm_check jacobi_hand jacobi_seq fault_program; do
-  [[ -x $bin/$b ]] || die "$bin/$b is missing: build first (cmake --build build) or pass --bin"
-done
-expect=$root/tests/net/expect.sh
+need dsmrun dsm_check jacobi_hand jacobi_seq fault_program
+expect=$top/tests/net/expect.sh
 export DSMRUN=$bin/dsmrun
 
 # Submits a job that hangs (a stopped rank, no --timeout), cancels it once both ranks run as
 # job steps, waits until it has left the queue and prints its output. Run under expect.sh,
 # which then looks for leftovers.
 if [[ -n ${cancelled_job:-} ]]; then
-  out=$(mktemp)
-  trap 'rm -f "$out"' EXIT
+  make_scratch
+  out=$scratch/job.out
   job=$(sbatch --parsable -n 2 -o "$out" "$here/dsm-job.sbatch" "$bin/fault_program" barrier 1 stop)
   for _ in $(seq 100); do
     steps=$(squeue -h -s -j "$job" -o %i | grep -c "^$job\.[0-9]" || true)
@@ -74,15 +71,15 @@ check() {  # check NAME CMD...: runs CMD, counts a failure
 jacobi_job() {
   local want out job
   # shellcheck disable=SC2086  # the app's options are split on purpose
-  want=$("$bin/jacobi_seq" $jacobi_args | awk '$1 == "checksum" {print $2}')
-  out=$(mktemp)
+  want=$("$bin/jacobi_seq" $jacobi_args | field checksum)
+  make_scratch
+  out=$scratch/jacobi.out
   # shellcheck disable=SC2086
   job=$(sbatch --parsable --wait -o "$out" "$here/dsm-job.sbatch" --timeout "$timeout" "$bin/jacobi_hand" $jacobi_args) ||
-    { cat "$out"; rm -f "$out"; echo "sbatch --wait: the job failed"; return 1; }
+    { cat "$out"; echo "sbatch --wait: the job failed"; return 1; }
   cat "$out"
   local got steps
-  got=$(awk '$1 == "checksum" {print $2}' "$out")
-  rm -f "$out"
+  got=$(field checksum <"$out")
   # slurmd logs every step it launches: a rank each, beside the batch step.
   steps=$(grep -c "launch task StepId=$job\.[0-9]" "$(dirname "$SLURM_CONF")/log/slurmd.log" || true)
   echo "job $job: checksum $got (jacobi_seq: $want), $steps job steps"

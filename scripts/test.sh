@@ -3,8 +3,9 @@
 # runtime tests again in the AddressSanitizer/UBSan build. Environment: BUILD_DIR (default
 # build), as for setup.sh.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 "$top/scripts/setup.sh"
-cd "${BUILD_DIR:-$top/build}"
+cd "$build"
 ctest --output-on-failure -j 2 --timeout 300
 "$top/scripts/sanitize.sh" address

@@ -1,6 +1,6 @@
 // jacobi as a scientist may also write it: the row updates in functions the marked loops
 // call. dsm-pass reads the functions' bodies for the loops' sections, so this version runs
-// like jacobi.cpp (scripts/bench-pass-calls.sh compares the two).
+// like jacobi.cpp (scripts/bench dsm compares the two).
 #include <dsm/dsm.hpp>
 
 #include "kernel.hpp"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# experiments_short.sh BUILD_DIR RESULTS_DIR: scripts/experiments.sh --short (what the issue
-# asks CI to run), then every experiment's table has rows and its plot is a PNG.
+# experiments_short.sh BUILD_DIR RESULTS_DIR: scripts/experiments/run.sh --short (as CI runs
+# the experiments), then every experiment's table has rows and its plot is a PNG.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$2"
-BUILD_DIR=$1 RESULTS_DIR=$2 "$top/scripts/experiments.sh" --short
+BUILD_DIR=$1 RESULTS_DIR=$2 "$top/scripts/experiments/run.sh" --short
 for name in load ideal breakdown overhead shallow dynamic; do
   rows=$(($(wc -l <"$2/$name.csv") - 1))
   ((rows > 0)) || { echo "experiments_short: $2/$name.csv has no rows"; exit 1; }

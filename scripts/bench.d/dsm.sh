@@ -1,5 +1,7 @@
-#!/usr/bin/env bash
-# DSM core benchmark (issue 3), one run, side by side:
+# Memory-layer and protocol costs beside their floors; Jacobi's parallel efficiency.
+#
+# usage: scripts/bench dsm [--short|--full]     (default --short)
+# One run, side by side:
 #  1. memory-layer costs beside their references (dsm-bench-mem);
 #  2. protocol costs beside the floors the tool measures itself (dsm-bench-protocol,
 #     2 and 4 ranks: remote read fault, remote lock acquire, barrier);
@@ -7,10 +9,12 @@
 #     efficiency of the hand-parallelized and the pass-compiled (--lb static) versions, with
 #     OpenMP as the hardware shared-memory reference; and the pass-compiled Jacobi whose row
 #     updates are functions the loops call (jacobi_rows.cpp) against the one with the loops
-#     written out (the pass reads the callees' bodies for the sections).
-# Usage: scripts/bench-dsm.sh [--short|--full]   (BUILD_DIR as for the experiments)
-source "$(dirname "$0")/exp-lib.sh" "$@"
-need dsm-bench-mem dsm-bench-protocol
+#     written out (the pass reads the callees' bodies for the sections). The pass-compiled
+#     versions are left out when the build has none.
+# Environment: BUILD_DIR (default build).
+# shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
+parse_mode "$@"
+need dsmrun dsm-bench-mem dsm-bench-protocol jacobi_seq jacobi_omp jacobi_hand
 echo "== memory layer"
 "$bin/dsm-bench-mem"
 for n in 2 4; do
@@ -27,12 +31,13 @@ pass_t=
 rows_t=
 [ -x "$bin/jacobi_rows_pass" ] && { run jacobi rows_pass 2 --lb static; rows_t=$run_time; }
 eff() { awk -v s="$seq_t" -v t="$1" 'BEGIN { printf "%.3f", s / (2 * t) }'; }
-printf '%-28s %10s %12s\n' version "time (s)" efficiency
-printf '%-28s %10s %12s\n' sequential "$seq_t" 1
-printf '%-28s %10s %12s\n' "OpenMP, 2 threads" "$omp_t" "$(eff "$omp_t")"
-printf '%-28s %10s %12s\n' "DSM hand, 2 ranks" "$hand_t" "$(eff "$hand_t")"
-[ -n "$pass_t" ] && printf '%-28s %10s %12s\n' "DSM pass --lb static" "$pass_t" "$(eff "$pass_t")"
-[ -n "$rows_t" ] && printf '%-28s %10s %12s\n' "  the same, rows in calls" "$rows_t" "$(eff "$rows_t")"
+line() { printf '%-28s %10s %12s\n' "$@"; }
+line version "time (s)" efficiency
+line sequential "$seq_t" 1
+line "OpenMP, 2 threads" "$omp_t" "$(eff "$omp_t")"
+line "DSM hand, 2 ranks" "$hand_t" "$(eff "$hand_t")"
+[ -z "$pass_t" ] || line "DSM pass --lb static" "$pass_t" "$(eff "$pass_t")"
+[ -z "$rows_t" ] || line "  the same, rows in calls" "$rows_t" "$(eff "$rows_t")"
 echo "DSM hand / OpenMP: $(ratio "$hand_t" "$omp_t")"
 if [ -n "$pass_t" ] && [ -n "$rows_t" ]; then
   echo "DSM pass, rows in calls / loops written out: $(ratio "$rows_t" "$pass_t")"

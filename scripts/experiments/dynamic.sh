@@ -1,10 +1,9 @@
-#!/usr/bin/env bash
 # Dynamic load: the artificial load on core 1 switches on and off (half of each period on),
 # with periods of 2, 6 and 20 s (short mode: 2 s); Jacobi at 2 ranks under each balancing
-# policy, every iteration's duration traced, so the plot shows how fast each policy follows
-# a change. Writes results/dynamic.csv (total time per period and policy, and its ratio to
-# static) and results/dynamic-trace.csv (per iteration), and results/dynamic.png.
-source "$(dirname "$0")/exp-lib.sh"
+# policy, every iteration's duration traced, so that the plot shows how fast each policy
+# follows a change. Writes dynamic.csv (total time per period and policy, and its ratio to
+# static) and dynamic-trace.csv (per iteration).
+# shellcheck shell=bash disable=SC2154  # results, mode, lb, version, run_time...: set by run.sh and lib.sh
 if [ "$mode" = full ]; then
   periods=(2 6 20) policies=(static shift multi fgdls auto) cycles=4
 else
@@ -13,8 +12,8 @@ fi
 n=$(awk '{print $2}' <<<"${size[jacobi]}")
 csv=$results/dynamic.csv
 trace=$results/dynamic-trace.csv
-echo "period,policy,seconds,over_static" >"$csv"
-echo "period,policy,iter,t,dt" >"$trace"
+csv_new "$csv" period policy seconds over_static
+csv_new "$trace" period policy iter t dt
 
 # Iterations for `cycles` load periods: from the no-load iteration time, and 1.33 times
 # slower on average under the load.
@@ -31,9 +30,7 @@ for period in "${periods[@]}"; do
     run jacobi "$version" 2 --lb "$policy"
     load_stop
     [ -n "$static_t" ] || static_t=$run_time
-    echo "$period,$policy,$run_time,$(ratio "$run_time" "$static_t")" >>"$csv"
+    csv_row "$csv" "$period" "$policy" "$run_time" "$(ratio "$run_time" "$static_t")"
     awk -v p="$period" -v pol="$policy" '$1 == "iter" {print p "," pol "," $2 "," $3 "," $4}' <<<"$run_out" >>"$trace"
   done
 done
-column -s, -t "$csv"
-plot dynamic

@@ -1,14 +1,13 @@
-#!/usr/bin/env bash
 # Fig. 7 of the paper: where the time goes (user computation / protocol / communication and
 # waiting) at 2 ranks without load, with load, and with load and balancing, from the
 # runtime's statistics (dsmrun --stats-json), normalized to the no-load run's mean
-# accounted time per rank (user + protocol + wait, which covers the whole job, set-up included).
-# Writes results/breakdown.csv (per rank) and results/breakdown.png (mean over ranks).
-source "$(dirname "$0")/exp-lib.sh"
+# accounted time per rank (user + protocol + wait, which covers the whole job, set-up
+# included). Writes breakdown.csv (per rank; the plot shows the mean over ranks).
+# shellcheck shell=bash disable=SC2154  # results, mode, lb, version, run_time...: set by run.sh and lib.sh
+make_scratch
+json=$scratch/stats.json
 csv=$results/breakdown.csv
-json=$(mktemp)
-trap 'load_stop; rm -f "$json"' EXIT
-echo "app,condition,rank,user,protocol,wait,msgs,diff_bytes,whole_pages,normalized_to" >"$csv"
+csv_new "$csv" app condition rank user protocol wait msgs diff_bytes whole_pages normalized_to
 for app in matmul jacobi; do
   base=
   for condition in none load load+lb; do
@@ -22,5 +21,3 @@ for app in matmul jacobi; do
     sed "s/^/$app,$condition,/; s/\$/,$base/" <<<"$rows" >>"$csv"
   done
 done
-column -s, -t "$csv"
-plot breakdown

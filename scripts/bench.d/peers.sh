@@ -1,6 +1,7 @@
-#!/usr/bin/env bash
-# Peer comparison (issue 8), one run on this machine at 2 ranks / threads, side by side:
-# Jacobi 2050x2050 floats and matmul 256x256 longs in every version
+# Jacobi and matmul in every version beside OpenMP and MPI, at 2 ranks / threads.
+#
+# usage: scripts/bench peers
+# One run on this machine, side by side: Jacobi 2050x2050 floats and matmul 256x256 longs in
 #   sequential            <app>_seq
 #   DSM hand              dsmrun -n 2 --bind <app>_hand
 #   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
@@ -8,47 +9,39 @@
 #   OpenMP                <app>_omp, OMP_NUM_THREADS=2, threads bound to cores
 #   MPI                   mpirun -np 2 --bind-to core <app>_mpi  (Open MPI, apps/peers/mpirun.sh)
 # Every run's checksum must equal the sequential one, or the script stops with an error.
-# Each version runs REPEAT times, interleaved (seq, hand, ..., MPI, seq, hand, ...) so a burst
-# of load elsewhere hits all versions alike; the table uses each version's best time (the
-# run least disturbed by the rest of the machine), efficiency = sequential / (2 x time)
+# Each version runs REPEAT times, interleaved (seq, hand, ..., MPI, seq, hand, ...) so that a
+# burst of load elsewhere hits all versions alike; the table uses each version's best time
+# (the run least disturbed by the rest of the machine), efficiency = sequential / (2 x time)
 # (1 for the sequential run), and the ratio of each time to ours (hand, and pass with the
 # default policy).
 # Targets checked at the end: our Jacobi at least as fast as MPI, within 1.1x of OpenMP, on
 # the best times, with the spread of the same ratio within each round beside it.
-#
-# Usage: scripts/bench-peers.sh
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
 # and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
 # JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300): a few seconds per sequential run;
 # APPS (default "jacobi matmul"): the applications to run, e.g. APPS=jacobi for more rounds
 # of the one the targets are about in the same time.
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-bin=${BUILD_DIR:-$top/build}/bin
+# shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
+(($# == 0)) || die_setup "usage: scripts/bench peers (no arguments; settings in the environment)"
 repeat=${REPEAT:-3}
 ranks=2
-declare -A size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}")
+size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}")
 versions=(seq hand pass_static pass omp mpi)
 declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass --lb static"
   [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
 
-die() { echo "bench-peers: $*" >&2; exit 1; }
-[[ $repeat =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive integer, not '$repeat'"
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || die_setup "REPEAT must be a positive integer, not '$repeat'"
 read -ra apps <<<"${APPS:-jacobi matmul}"
-((${#apps[@]})) || die "APPS names no application (jacobi, matmul)"
+((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul)"
 for app in "${apps[@]}"; do
-  [ -n "${size[$app]:-}" ] || die "APPS: unknown application '$app' (jacobi, matmul)"
+  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul)"
 done
-for app in "${apps[@]}"; do
-  for b in seq hand pass omp mpi; do
-    [ -x "$bin/${app}_$b" ] || die "$bin/${app}_$b is missing: build with scripts/setup.sh (the _pass versions need -DDSM_BUILD_PASS=ON, the _mpi ones openmpi-bin libopenmpi-dev)"
-  done
-done
-[ -x "$bin/dsmrun" ] || die "$bin/dsmrun is missing: build first (scripts/setup.sh)"
-command -v mpirun >/dev/null || die "mpirun is missing (scripts/setup.sh installs openmpi-bin)"
-(($(nproc) >= ranks)) || echo "bench-peers: warning: $(nproc) core(s) for $ranks ranks: oversubscribed, times mean little" >&2
+need dsmrun
+for app in "${apps[@]}"; do need "${app}_seq" "${app}_hand" "${app}_pass" "${app}_omp" "${app}_mpi"; done
+need_command mpirun openmpi-bin
+((cores >= ranks)) || warn "warning: $cores core(s) for $ranks ranks: oversubscribed, times mean little"
 
-# cmd_of APP VERSION: sets cmd to the command of one version (sizes appended by run).
+# cmd_of APP VERSION: sets cmd to the command of one version (the sizes are appended).
 cmd=()
 cmd_of() {
   local app=$1 dsmrun=("$bin/dsmrun" -n "$ranks" --bind --timeout 900)
@@ -63,15 +56,15 @@ cmd_of() {
 }
 
 declare -A best want times
-# run APP VERSION ROUND: one run, checksum checked against the sequential one; keeps the
-# round's time and the best time.
-run() {
+# peer_run APP VERSION ROUND: one run, its checksum checked against the sequential one;
+# keeps the round's time and the best time.
+peer_run() {
   local app=$1 v=$2 round=$3 out sum t
   cmd_of "$app" "$v"
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086  # the options are split on purpose
   out=$("${cmd[@]}" ${size[$app]} 2>&1) || { echo "$out" >&2; die "$app ${label[$v]} failed"; }
-  sum=$(awk '$1 == "checksum" {print $2}' <<<"$out")
-  t=$(awk '$1 == "time" {print $2}' <<<"$out")
+  sum=$(field checksum <<<"$out")
+  t=$(field time <<<"$out")
   [ -n "$sum" ] && [ -n "$t" ] || { echo "$out" >&2; die "$app ${label[$v]} printed no checksum/time"; }
   if [ "$v" = seq ] && [ -z "${want[$app]:-}" ]; then want[$app]=$sum; fi
   [ "$sum" = "${want[$app]}" ] ||
@@ -83,14 +76,12 @@ run() {
   fi
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-
-echo "bench-peers: $(date -u '+%F %T') UTC, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+echo "bench peers: $(date -u '+%F %T') UTC, $cores cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$ranks ranks, best of $repeat; $(mpirun --version 2>/dev/null | head -1)"
 for app in "${apps[@]}"; do
   echo "== $app ${size[$app]}"
   for ((r = 1; r <= repeat; ++r)); do
-    for v in "${versions[@]}"; do run "$app" "$v" "$r"; done
+    for v in "${versions[@]}"; do peer_run "$app" "$v" "$r"; done
   done
 done
 
@@ -115,13 +106,13 @@ done
 echo
 echo "== targets (Jacobi; ratio = our time / peer time; per round: median [min, max] of $repeat)"
 target() {  # target OURS PEER LIMIT
-  local r rounds=() k
+  local r k rounds=()
   r=$(ratio "${best[jacobi.$1]}" "${best[jacobi.$2]}")
   for ((k = 1; k <= repeat; ++k)); do rounds+=("$(ratio "${times[jacobi.$1.$k]}" "${times[jacobi.$2.$k]}")"); done
   printf '%-24s / %-16s %7s  (target <= %s: %s)  per round %s\n' "${label[$1]}" "${label[$2]}" "$r" "$3" \
     "$(awk -v r="$r" -v l="$3" 'BEGIN { print (r <= l ? "met" : "NOT met") }')" \
-    "$(printf '%s\n' "${rounds[@]}" | sort -g | awk -v l="$3" '{ v[NR] = $1; k += $1 <= l } END {
-      printf "%.3f [%.3f, %.3f], within the target in %d of %d", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], k, NR }')"
+    "$(printf '%s\n' "${rounds[@]}" | sort -g | awk -v l="$3" -v m="$(printf '%s\n' "${rounds[@]}" | median)" \
+         '{ v[NR] = $1; k += $1 <= l } END { printf "%.3f [%.3f, %.3f], within the target in %d of %d", m, v[1], v[NR], k, NR }')"
 }
 for ours in hand pass_static pass; do
   target "$ours" mpi 1.0

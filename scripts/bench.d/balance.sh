@@ -1,0 +1,77 @@
+# Load balancing (paper Fig. 4-6 and 8): no load, load, load + balancing, ideal, overhead.
+#
+# usage: scripts/bench balance [BUILD_DIR]     (default: BUILD_DIR from the environment, or build)
+# Measured side by side in one run: 2 ranks bound to cores 0 and 1 (dsmrun --bind), the
+# paper's artificial load (dsm-load: a tight loop writing 10240 longs) on core 1. For matmul
+# and Jacobi (pass-compiled) it prints the time with no load, with load and no balancing
+# (--lb static), with load and balancing (--lb POLICY, default auto), the ideal (no-load
+# time x 2 / 1.5), balanced/ideal (paper: 1.09 matmul, 1.20 Jacobi), and the balancer's
+# overhead without load (POLICY vs static; paper: under 6 %). REPS rounds (default 3) each
+# run all four conditions; the times printed are medians over the rounds, the two ratios the
+# medians of each round's ratio.
+# Environment: REPS, POLICY, APPS ("matmul jacobi"), MATMUL_ARGS, JACOBI_ARGS (problem
+# sizes); DSM_LB_* settings pass through to the ranks.
+# shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
+shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
+(($# <= 1)) || die_setup "usage: scripts/bench balance [BUILD_DIR]"
+(($# == 0)) || use_build "$1"
+reps=${REPS:-3}
+policy=${POLICY:-auto}
+read -ra apps <<<"${APPS:-matmul jacobi}"
+# Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
+declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500})
+need dsmrun dsm-load
+for app in "${apps[@]}"; do need "${app}_pass"; done
+((cores >= 2)) || die_setup "needs 2 cores"
+
+# timed_run POLICY PROGRAM [ARGS...]: the time of one run at 2 ranks, bound, --lb POLICY.
+timed_run() {
+  local lb=$1 prog=$2 t
+  shift 2
+  t=$("$bin/dsmrun" -n 2 --bind --timeout 600 --lb "$lb" "$prog" "$@" | field time) || die "$prog --lb $lb failed"
+  [ -n "$t" ] || die "$prog printed no time"
+  echo "$t"
+}
+
+# run_pair A B ROUND PROGRAM [ARGS...]: the times under policies A and B, A's first; the two
+# run in an order that alternates with ROUND, so that neither always runs first.
+run_pair() {
+  local a=$1 b=$2 round=$3 ta tb
+  shift 3
+  if ((round % 2)); then tb=$(timed_run "$b" "$@"); ta=$(timed_run "$a" "$@")
+  else ta=$(timed_run "$a" "$@"); tb=$(timed_run "$b" "$@"); fi
+  echo "$ta $tb"
+}
+
+# Over the rounds in `rows` ("noload static0 static_l bal_l" each): col N, the median of
+# column N; per_round EXPR, the median of each round's value of the awk expression EXPR.
+rows=()
+col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
+per_round() { printf '%s\n' "${rows[@]}" | awk "{print $1}" | median; }
+
+printf '%-7s %9s %9s %9s %9s %9s %14s %9s\n' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
+for app in "${apps[@]}"; do
+  prog=$bin/${app}_pass
+  # shellcheck disable=SC2086  # the options are split on purpose
+  "$bin/dsmrun" -n 2 --bind --lb "$policy" "$prog" ${args[$app]} --check >/dev/null ||
+    die "$app result differs from the sequential one"
+  # Rounds, each measuring all four conditions within seconds of each other: the machine's
+  # speed drifts over minutes, and a ratio of two medians taken minutes apart carries that drift.
+  rows=()
+  for ((r = 0; r < reps; r++)); do
+    # shellcheck disable=SC2086
+    pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
+    read -r noload static0 <<<"$pair"
+    load_start 1
+    # shellcheck disable=SC2086
+    pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
+    read -r bal_l static_l <<<"$pair"
+    load_stop
+    rows+=("$noload $static0 $static_l $bal_l")
+  done
+  # shellcheck disable=SC2016  # the $N are awk's
+  awk -v app="$app" -v n="$(col 1)" -v s0="$(col 2)" -v sl="$(col 3)" -v bl="$(col 4)" \
+    -v bi="$(per_round '$4 / ($1 * 2 / 1.5)')" -v ov="$(per_round '($1 / $2 - 1) * 100')" 'BEGIN {
+    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%\n", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
+  }'
+done
