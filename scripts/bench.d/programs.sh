@@ -13,7 +13,7 @@ apps=(jacobi matmul shallow)
 need dsmrun
 for app in "${apps[@]}"; do need "${app}_seq" "${app}_hand" "${app}_pass"; done
 
-line() { printf '%-8s %-8s %11s %7s %11s %7s %9s\n' "$@"; }
+line() { printf '%-8s %-8s %11s %7s %12s %7s %9s\n' "$@"; }
 table=()
 for app in "${apps[@]}"; do
   run "$app" seq 1
