@@ -1,4 +1,4 @@
-# Helpers shared by the scripts: sourced, never run. Sourcing it sets
+# Functions and settings shared by the scripts: sourced, never run. Sourcing it sets
 #   top          the project's root
 #   build, bin   the build directory (BUILD_DIR, default build/ under the root) and its bin/
 #   script_name  the name messages start with (the script's file name unless set before)
