@@ -9,7 +9,7 @@ namespace dsm::lb {
 namespace {
 
 // Piecewise-constant work per iteration over [0, n): uniform (one unit per iteration, the
-// paper's model) or, for fgdls, the CPU time measured inside each span (seed 002).
+// paper's model) or, for fgdls, the CPU time measured inside each span (Starr, "Feedback Guided Load Balancing in Distributed Memory Environments").
 struct Profile {
   std::vector<long> start;   // piece p = [start[p], start[p+1]); start.back() == n
   std::vector<double> cum;   // work of [0, start[p])
@@ -112,7 +112,7 @@ void record_break(SiteModel& m, long execution) {
   if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
 }
 
-// Seed 000 (5.6.2): executions over which the saving of a change accrues, the time the
+// Siegell's thesis (section 5.6.2): executions over which the saving of a change accrues, the time the
 // system is expected to stay as it is. One that has stayed as it is for E executions (since
 // the start or the last change) is expected to stay so about as long again, so count at
 // least E executions; right after a change that is little: moving pages again then needs a

@@ -70,7 +70,7 @@ struct SiteModel {
   std::vector<double> declined;
   int declined_at = 0;
   // Executions at which the last lasting imbalances began (a streak out of balance long
-  // enough to act on), at most kept_breaks: how often the system changes (seed 000, 5.6.2).
+  // enough to act on), at most kept_breaks: how often the system changes (Siegell's thesis, section 5.6.2).
   std::vector<long> breaks;
   // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
   // with its share) is the same state, not a break: counted as one, it made a constant load

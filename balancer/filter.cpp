@@ -8,7 +8,7 @@ struct Step {
   double h;  // share of the old value in the new one
 };
 
-// Table 5.1 of seed 000, indexed by state (down3 .. up3).
+// Table 5.1 of Siegell's thesis, indexed by state (down3 .. up3).
 constexpr Step on_increase[] = {{RateFilter::down1, 1.0},    {RateFilter::constant, 1.0}, {RateFilter::up1, 1.0},
                                 {RateFilter::up1, 0.8},      {RateFilter::up2, 0.6},      {RateFilter::up3, 0.4},
                                 {RateFilter::up3, 0.2}};

@@ -1,4 +1,5 @@
-// Asymmetric rate filter (seed 000, section 5.4, table 5.1): an exponential smoothing
+// Asymmetric rate filter (Siegell, "Automatic Generation of Parallel Programs with Dynamic
+// Load Balancing for a Network of Workstations", section 5.4, table 5.1): an exponential smoothing
 // whose history fraction h comes from a small state machine that remembers the recent trend.
 // Slowdowns are trusted sooner than speed-ups: moving work towards a rank by mistake makes
 // every other rank wait, moving work away by mistake only idles that one rank.

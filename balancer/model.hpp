@@ -50,7 +50,7 @@ struct Options {
   // swing in speed for tens of milliseconds (other virtual machines on the host), which a
   // loop of 1-2 ms executions otherwise took for a load, moving pages for nothing.
   double evidence = 0.1;
-  bool filter = true;       // asymmetric rate filter (seed 000, table 5.1)
+  bool filter = true;       // asymmetric rate filter (Siegell's thesis, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
   bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share

@@ -1,5 +1,5 @@
 // dsm-pass: source-to-source rewriting of `#pragma dsm parallel for` loops into calls of
-// the loop balancer (see passes/README or DESIGN.md section 5).
+// the loop balancer (docs/design.md, section "The pass").
 //
 //   dsm-pass prog.cpp -o prog.dsm.cpp -- -std=c++20 -I...   rewritten source
 //   dsm-pass --emit-rsd prog.cpp -- ...                      descriptors as JSON
