@@ -7,7 +7,7 @@
 #include "balancer_stats.hpp"
 #include "blob.hpp"
 #include "decide.hpp"
-#include "runtime_hooks.hpp"
+#include "runtime/runtime_hooks.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

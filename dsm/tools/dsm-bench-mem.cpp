@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "diff.hpp"
-#include "fault.hpp"
-#include "region.hpp"
+#include "mem/diff.hpp"
+#include "mem/fault.hpp"
+#include "mem/region.hpp"
 
 using namespace dsm::mem;
 using Clock = std::chrono::steady_clock;

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "state.hpp"
+#include "proto/state.hpp"
 
 namespace {
 

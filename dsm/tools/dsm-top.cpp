@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "board.hpp"
+#include "job/board.hpp"
 
 namespace {
 

@@ -32,15 +32,16 @@
 #include <string_view>
 #include <vector>
 
-#include "board.hpp"
+#include "job/board.hpp"
+#include "job/bootstrap.hpp"
 #include "model.hpp"
-#include "bootstrap.hpp"
-#include "cpus.hpp"
+#include "net/segments.hpp"
+#include "runtime/cpus.hpp"
 #include "slurm.hpp"
-#include "segments.hpp"
 
 namespace {
 
+using namespace dsm::job;
 using namespace dsm::net;
 using clock_type = std::chrono::steady_clock;
 

@@ -2,8 +2,8 @@
 // compares shared memory with what a sequential execution gives; exit 1 on a mismatch.
 #include <dsm/dsm.hpp>
 
-#include "runtime_hooks.hpp"
-#include "stats.hpp"
+#include "runtime/runtime_hooks.hpp"
+#include "runtime/stats.hpp"
 
 #include <algorithm>
 #include <cstdint>

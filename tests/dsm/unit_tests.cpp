@@ -10,16 +10,16 @@
 #include <random>
 #include <tuple>
 
-#include "board.hpp"
-#include "claims.hpp"
-#include "intervals.hpp"
-#include "whole_runs.hpp"
+#include "job/board.hpp"
+#include "proto/claims.hpp"
+#include "proto/intervals.hpp"
+#include "proto/whole_runs.hpp"
 
 using namespace dsm::proto;
 
 namespace {
 
-Interval make(std::uint32_t proc, std::uint32_t idx, dsm::mem::VectorTime vt, std::vector<PageRun> runs = {{0, 1, 0}}) {
+Interval make(std::uint32_t proc, std::uint32_t idx, VectorTime vt, std::vector<PageRun> runs = {{0, 1, 0}}) {
   return Interval{proc, idx, std::move(vt), std::move(runs)};
 }
 
@@ -93,9 +93,9 @@ TEST_CASE("the log accepts intervals in order, ignores repeats and rejects gaps"
   IntervalLog log(2);
   CHECK(log.add(make(1, 0, {0, 1})));
   CHECK_FALSE(log.add(make(1, 0, {0, 1})));
-  CHECK_THROWS_AS(log.add(make(1, 2, {0, 3})), dsm::codec::DecodeError);
+  CHECK_THROWS_AS(log.add(make(1, 2, {0, 3})), dsm::proto::codec::DecodeError);
   CHECK(log.add(make(1, 1, {0, 2})));
-  CHECK(log.vector_time() == dsm::mem::VectorTime{0, 2});
+  CHECK(log.vector_time() == VectorTime{0, 2});
   CHECK(log.missing_for({0, 1}).size() == 1);
   CHECK(log.missing_for({0, 0}).size() == 2);
   log.clear();
@@ -123,13 +123,13 @@ TEST_CASE("application order is a linear extension for random histories") {
   for (int trial = 0; trial < 50; ++trial) {
     const std::uint32_t P = 4;
     IntervalLog log(P);
-    std::vector<dsm::mem::VectorTime> know(P, dsm::mem::VectorTime(P, 0));
+    std::vector<VectorTime> know(P, VectorTime(P, 0));
     std::vector<Notice> all;
     for (int step = 0; step < 30; ++step) {
       std::uint32_t p = rng() % P;
       if (rng() % 3 == 0) {  // p learns everything q knew (an acquire)
         std::uint32_t q = rng() % P;
-        dsm::mem::merge(know[p], know[q]);
+        dsm::proto::merge(know[p], know[q]);
         continue;
       }
       auto vt = know[p];
@@ -419,11 +419,11 @@ TEST_CASE("claims follow a page-by-page model under random operations") {
 
 TEST_CASE("interval decoding rejects malformed input") {
   Interval in = make(1, 4, {2, 5}, {{10, 3, 1}});
-  dsm::codec::Writer w;
+  dsm::proto::codec::Writer w;
   encode(w, in);
   auto good = w.take();
   {
-    dsm::codec::Reader r(good);
+    dsm::proto::codec::Reader r(good);
     auto back = decode_interval(r, 2, 100);
     CHECK(back.proc == 1);
     CHECK(back.idx == 4);
@@ -432,24 +432,24 @@ TEST_CASE("interval decoding rejects malformed input") {
   }
   SECTION("truncated") {
     for (std::size_t cut = 0; cut < good.size(); ++cut) {
-      dsm::codec::Reader r(std::span<const std::byte>(good).first(cut));
-      CHECK_THROWS_AS(decode_interval(r, 2, 100), dsm::codec::DecodeError);
+      dsm::proto::codec::Reader r(std::span<const std::byte>(good).first(cut));
+      CHECK_THROWS_AS(decode_interval(r, 2, 100), dsm::proto::codec::DecodeError);
     }
   }
   SECTION("a page outside the heap") {
-    dsm::codec::Reader r(good);
-    CHECK_THROWS_AS(decode_interval(r, 2, 12), dsm::codec::DecodeError);
+    dsm::proto::codec::Reader r(good);
+    CHECK_THROWS_AS(decode_interval(r, 2, 12), dsm::proto::codec::DecodeError);
   }
   SECTION("an unknown rank") {
-    dsm::codec::Reader r(good);
-    CHECK_THROWS_AS(decode_interval(r, 1, 100), dsm::codec::DecodeError);
+    dsm::proto::codec::Reader r(good);
+    CHECK_THROWS_AS(decode_interval(r, 1, 100), dsm::proto::codec::DecodeError);
   }
   SECTION("a forged count cannot allocate") {
-    dsm::codec::Writer f;
+    dsm::proto::codec::Writer f;
     f.put<std::uint32_t>(0xFFFFFFFFu);
     auto bad = f.take();
-    dsm::codec::Reader r(bad);
-    CHECK_THROWS_AS(decode_list(r, 2, 100), dsm::codec::DecodeError);
+    dsm::proto::codec::Reader r(bad);
+    CHECK_THROWS_AS(decode_list(r, 2, 100), dsm::proto::codec::DecodeError);
   }
 }
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "diff.hpp"
+#include "mem/diff.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   constexpr std::size_t page = 4096;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "region.hpp"
+#include "mem/region.hpp"
 
 inline std::uintptr_t test_region_base() {
   const char* v = std::getenv("DSM_REGION_BASE");

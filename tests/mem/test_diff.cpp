@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "diff.hpp"
+#include "mem/diff.hpp"
 
 using namespace dsm::mem;
 using Bytes = std::vector<std::byte>;

@@ -11,8 +11,8 @@
 #include <functional>
 #include <stdexcept>
 
-#include "fault.hpp"
-#include "region.hpp"
+#include "mem/fault.hpp"
+#include "mem/region.hpp"
 #include "region_base.hpp"
 
 using namespace dsm::mem;

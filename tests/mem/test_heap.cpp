@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "heap.hpp"
+#include "mem/heap.hpp"
 
 using namespace dsm::mem;
 

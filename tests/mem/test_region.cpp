@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "region.hpp"
+#include "mem/region.hpp"
 #include "region_base.hpp"
 
 using namespace dsm::mem;

@@ -3,9 +3,9 @@
 #include <random>
 #include <vector>
 
-#include "vclock.hpp"
+#include "proto/vclock.hpp"
 
-using namespace dsm::mem;
+using namespace dsm::proto;
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "wire.hpp"
+#include "net/wire.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dsm::net;

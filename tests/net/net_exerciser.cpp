@@ -17,12 +17,13 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap.hpp"
-#include "fabric_lib.hpp"
-#include "job_env.hpp"
-#include "signal.hpp"
-#include "transport.hpp"
+#include "job/bootstrap.hpp"
+#include "job/job_env.hpp"
+#include "net/fabric_lib.hpp"
+#include "net/signal.hpp"
+#include "net/transport.hpp"
 
+using namespace dsm::job;
 using namespace dsm::net;
 
 namespace {

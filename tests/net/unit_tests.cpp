@@ -5,13 +5,14 @@
 #include <cstdlib>
 #include <thread>
 
-#include "bootstrap.hpp"
-#include "job_env.hpp"
-#include "signal.hpp"
+#include "job/bootstrap.hpp"
+#include "job/job_env.hpp"
+#include "net/signal.hpp"
+#include "net/transport.hpp"
+#include "net/wire.hpp"
 #include "slurm.hpp"
-#include "transport.hpp"
-#include "wire.hpp"
 
+using namespace dsm::job;
 using namespace dsm::net;
 
 namespace {

@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
-#include "state.hpp"
-#include "transport.hpp"
-#include "wire.hpp"
+#include "net/transport.hpp"
+#include "net/wire.hpp"
+#include "proto/state.hpp"
 
 namespace {
 
@@ -164,7 +164,7 @@ int forged_reply(const std::string& kind) {
   if (dsm::rank() == 0) sh[0] = 1;
   dsm::barrier();
   if (dsm::rank() == 1) {
-    dsm::codec::Writer w;
+    dsm::proto::codec::Writer w;
     if (kind == "stray") {
       w.put<std::uint32_t>(0);
       post_inbox(0, lock_grant, w.buffer());

@@ -1,8 +1,9 @@
 // libFuzzer target for the decoders of the DSM protocol's messages (intervals and write
-// notices, dsm/src/intervals.cpp, over the bounds-checked codec of dsm/src/codec.hpp). These
-// bytes come from the network: a malformed message must throw codec::DecodeError, never read
-// out of bounds, allocate without bound or produce an interval the rest of the protocol would
-// index out of range. What decodes must encode back to the same bytes.
+// notices, dsm/src/proto/intervals.cpp, over the bounds-checked codec of
+// dsm/src/proto/codec.hpp). These bytes come from the network: a malformed message must throw
+// codec::DecodeError, never read out of bounds, allocate without bound or produce an interval
+// the rest of the protocol would index out of range. What decodes must encode back to the
+// same bytes.
 //
 // Input: byte 0 = job size - 1 (1..64 ranks), bytes 1-2 = allocated pages, byte 3 = which
 // decoder, the rest = the message.
@@ -13,8 +14,8 @@
 #include <span>
 #include <vector>
 
-#include "codec.hpp"
-#include "intervals.hpp"
+#include "proto/codec.hpp"
+#include "proto/intervals.hpp"
 
 using namespace dsm;
 
@@ -24,7 +25,7 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-// Everything a decoded interval promises the protocol (what pages.cpp/sync.cpp index with).
+// Everything a decoded interval promises the protocol (what page_protocol.cpp/sync.cpp index with).
 void check_valid(const proto::Interval& in, std::uint32_t nprocs, std::uint32_t npages) {
   check(in.proc < nprocs && in.vt.size() == nprocs && in.vt[in.proc] == in.idx + 1);
   for (const auto& r : in.runs) check(r.count > 0 && r.first < npages && r.count <= npages - r.first && r.whole <= 1);
@@ -38,13 +39,13 @@ void exercise_log(const std::vector<proto::Interval>& list, std::uint32_t nprocs
   for (const auto& in : list) {
     try {
       if (log.add(in)) notices.push_back({in.proc, in.idx, !in.runs.empty() && in.runs[0].whole});
-    } catch (const codec::DecodeError&) {
+    } catch (const proto::codec::DecodeError&) {
     }
   }
   if (notices.size() > 64) notices.resize(64);  // application_order is quadratic
   auto order = proto::application_order(log, notices);
   check(order.size() == notices.size());
-  auto missing = log.missing_for(mem::VectorTime(nprocs, 0));
+  auto missing = log.missing_for(proto::VectorTime(nprocs, 0));
   check(missing.size() == notices.size() || notices.size() == 64);
 }
 
@@ -56,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t npages = std::uint32_t(data[1]) | std::uint32_t(data[2]) << 8;
   const int which = data[3] % 3;
   const std::span<const std::byte> msg(reinterpret_cast<const std::byte*>(data + 4), size - 4);
-  codec::Reader r(msg);
+  proto::codec::Reader r(msg);
   try {
     if (which == 0) {
       auto list = proto::decode_list(r, nprocs, npages);
@@ -64,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // Re-encoding gives back the bytes that were consumed.
       std::vector<const proto::Interval*> ptrs;
       for (const auto& in : list) ptrs.push_back(&in);
-      codec::Writer w;
+      proto::codec::Writer w;
       proto::encode_list(w, ptrs);
       const std::size_t used = msg.size() - r.remaining();
       check(w.buffer().size() == used && std::memcmp(w.buffer().data(), msg.data(), used) == 0);
@@ -83,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto n = r.count(9);
       check(std::size_t(n) * 9 <= r.remaining());
     }
-  } catch (const codec::DecodeError&) {
+  } catch (const proto::codec::DecodeError&) {
   }
   return 0;
 }

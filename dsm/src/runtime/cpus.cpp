@@ -1,0 +1,19 @@
+#include "runtime/cpus.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+namespace dsm::sys {
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  for (long c = 0; cpus.empty() && c < sysconf(_SC_NPROCESSORS_ONLN); ++c) cpus.push_back(static_cast<int>(c));
+  return cpus;
+}
+
+}  // namespace dsm::sys

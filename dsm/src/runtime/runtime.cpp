@@ -1,0 +1,454 @@
+// The public API (dsm.hpp) and the hooks for the balancer (runtime_hooks.hpp): set-up,
+// allocation, and the entry points into the protocol.
+#include <dsm/dsm.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include "mem/fault.hpp"
+#include "mem/heap.hpp"
+#include "net/fabric_lib.hpp"
+#include "net/segments.hpp"
+#include "proto/state.hpp"
+#include "runtime/cpus.hpp"
+#include "runtime/runtime_hooks.hpp"
+#include "runtime/stats.hpp"
+
+// Statistics of the balancer, defined in balancer/ (a JSON object text).
+namespace dsm::lb {
+std::string balancer_stats_json();
+}
+
+namespace dsm {
+
+namespace proto {
+State& state() {
+  // Never destroyed: a rank that leaves without dsm::finalize (exit from main) must not tear
+  // down pages and diffs under its service thread, which still answers the other ranks.
+  static State& s = *new State;
+  return s;
+}
+}  // namespace proto
+
+namespace {
+
+using proto::state;
+
+constexpr int lock_count = 1024;
+bool g_initialized = false;
+bool g_finalized = false;  // a process joins one job, once
+double g_start = 0;
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(v, &end, 0);
+  int shift = 0;
+  if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'K' || *end == 'k') shift = 10, ++end;
+  // Refuses negative numbers (strtoull wraps them) and sizes that overflow 64 bits.
+  if (*end || *v == '-' || errno == ERANGE || x > (~0ull >> shift)) {
+    std::fprintf(stderr, "dsm: %s=%s is not a size (bytes, or with suffix K, M or G)\n", name, v);
+    std::exit(2);
+  }
+  return x << shift;
+}
+
+// An integer setting in [min, max] (no size suffix).
+std::uint64_t env_int(const char* name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (*end || *v == '-' || errno == ERANGE || x < min || x > max) {
+    std::fprintf(stderr, "dsm: %s=%s: expected an integer from %llu to %llu\n", name, v,
+                 static_cast<unsigned long long>(min), static_cast<unsigned long long>(max));
+    std::exit(2);
+  }
+  return x;
+}
+
+void require_init(const char* what) {
+  if (!g_initialized) {
+    std::fprintf(stderr, "dsm: %s called %s\n", what, g_finalized ? "after dsm::finalize" : "before dsm::init");
+    std::exit(2);
+  }
+}
+
+std::uint32_t page_index(const void* addr) {
+  return std::uint32_t(state().region->page_of(addr));
+}
+
+// Pages of [addr, addr+bytes) that lie in the heap: [first, last).
+std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::size_t bytes) {
+  auto& s = state();
+  if (!bytes || !s.region || !s.region->contains(addr)) return {0, 0};
+  std::uint32_t first = page_index(addr);
+  auto end = reinterpret_cast<std::uintptr_t>(addr) + bytes - 1;
+  std::uint32_t last = s.region->contains(reinterpret_cast<void*>(end))
+                           ? page_index(reinterpret_cast<void*>(end)) + 1
+                           : std::uint32_t(s.region->pages());
+  return {first, std::min(last, s.heap_pages.load())};
+}
+
+// Heap pages entirely inside [addr, addr+bytes): a page shared with a neighbour's range
+// keeps its twin. The rest of an allocation's last page holds nothing, so a range that
+// ends where its allocation ends has that page whole (the last block of an array is held).
+std::pair<std::uint32_t, std::uint32_t> inner_pages(const void* addr, std::size_t bytes) {
+  auto begin = reinterpret_cast<std::uintptr_t>(addr), end = begin + bytes;
+  const std::uintptr_t ps = detail::page_size;
+  auto lo = (begin + ps - 1) / ps * ps, hi = end / ps * ps;
+  if (bytes > 0 && end % ps != 0)
+    if (const auto a = detail::allocation_of(reinterpret_cast<const void*>(end - 1));
+        a.start && end == reinterpret_cast<std::uintptr_t>(a.start) + a.bytes)
+      hi += ps;
+  if (hi <= lo) return {0, 0};
+  return heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
+}
+
+// Publishes this rank's counters and state on the host's statistics board. The board is
+// for watching a job: a rank that cannot use it runs on without it.
+void open_board(const job::JobEnv& env) {
+  auto& s = state();
+  try {
+    auto board = std::make_unique<board::Board>(env.token, env.size);
+    board::Slot& slot = board->slot(env.rank);
+    stats::publish_into(slot.stats);
+    board::attach(&slot);
+    s.board = std::move(board);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsm: rank %d: running without a statistics board: %s\n", env.rank, e.what());
+  }
+}
+
+// The CPUs the ranks of this host share: as dsmrun found them (DSM_HOST_CPUS), else the
+// Slurm allocation's on this node (srun binds each step to its own), else this process's
+// affinity (a cpuset or taskset).
+int host_cpus() {
+  if (std::getenv("DSM_HOST_CPUS")) return int(env_int("DSM_HOST_CPUS", 1, 1, CPU_SETSIZE));
+  if (std::getenv("SLURM_CPUS_ON_NODE")) return int(env_int("SLURM_CPUS_ON_NODE", 1, 1, CPU_SETSIZE));
+  return int(sys::allowed_cpus().size());
+}
+
+}  // namespace
+
+void init(int, char**) {
+  if (g_initialized) return;
+  if (g_finalized) {
+    std::fprintf(stderr, "dsm: dsm::init called after dsm::finalize: a process takes part in one job, once\n");
+    std::exit(2);
+  }
+  auto& s = state();
+  std::string token;
+  try {
+    auto env = job::read_job_env();
+    token = env.token;
+    // Ranks share dsmrun's stdout: whole lines, not 4 KiB blocks cut mid-line.
+    if (env.under_dsmrun && !isatty(STDOUT_FILENO)) {
+      std::fflush(stdout);
+      std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+    }
+    s.me = env.rank;
+    s.nprocs = env.size;
+    if (s.nprocs > 1) net::fabric::load();  // before this rank starts threads (fabric_lib.hpp)
+    s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
+    s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
+    s.max_write_ahead = std::uint32_t(env_int("DSM_WRITE_AHEAD", s.max_write_ahead, 1, 4096));
+    mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
+    // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
+    // the rank they wait for needs: by default they sleep at once. Without dsmrun's count of
+    // the ranks on this host, all of them are taken to be here.
+    if (int(env_int("DSM_HOST_RANKS", std::uint64_t(s.nprocs), 1, std::uint64_t(s.nprocs))) > host_cpus()) s.poll_ns = 0;
+    s.poll_ns = env_int("DSM_POLL_US", s.poll_ns / 1000, 0, 10'000'000) * 1000;
+    s.configured_poll_ns = s.poll_ns;
+    s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
+                                             env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
+    s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
+    s.whole_runs = proto::WholeRuns(std::uint32_t(s.nprocs));
+    s.tokens = std::vector<proto::LockToken>(lock_count);
+    s.lock_last.assign(lock_count, 0);
+    for (int l = 0; l < lock_count; ++l) {
+      s.lock_last[l] = l % s.nprocs;
+      s.tokens[l].held = l % s.nprocs == s.me;
+    }
+    auto& m = s.barrier_mgr;
+    m.vts.resize(s.nprocs);
+    m.intervals.resize(s.nprocs);
+    m.blobs.resize(s.nprocs);
+    m.allocs.resize(s.nprocs);
+    m.pushes.resize(s.nprocs);
+    m.arrivals.resize(s.nprocs);
+    s.blobs.resize(s.nprocs);
+    if (env.under_dsmrun) {
+      open_board(env);
+      s.boot = std::make_unique<job::Bootstrap>(env);
+    }
+    if (s.nprocs > 1) {
+      s.net = std::make_unique<net::Transport>(env, *s.boot, s.board ? &s.board->slot(s.me).traffic : nullptr);
+      mem::install_fault_handler(s.region->app(), s.region->app() + s.region->capacity(), proto::on_fault);
+      s.net->start(proto::handle_message);
+      // A rank that never polls would find lazy messages only when its service thread
+      // wakes for something else: it always counts as waiting, so they wake it.
+      if (s.poll_ns == 0) s.net->set_waiting(true);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsm: rank %d: dsm::init failed: %s\n", s.me, e.what());
+    // The board was made but dsmrun never reached (gone, or never there): nobody else
+    // knows to remove it.
+    if (s.board && !s.boot) net::remove_job_segments(token);
+    std::exit(1);
+  }
+  g_initialized = true;
+  g_start = wtime();
+  // The first sample: whether the core is shared is then known at the first barrier a
+  // window later (0.1 s; ranks not bound, up to a few seconds), not one window after it.
+  detail::watch_core();
+}
+
+void finalize() {
+  require_init("dsm::finalize");
+  auto& s = state();
+  if (s.nprocs > 1) {
+    proto::barrier_with(proto::finalize_call);  // a rank still in another collective is named
+    // Every rank has its last departure before anyone closes its endpoint.
+    s.boot->allgather({});
+  }
+  std::string json;
+  if (s.boot) {
+    static const net::Traffic no_traffic;  // a single rank sends nothing
+    json = "{\"rank\": " + std::to_string(s.me) + ", \"counters\": " +
+           board::rank_counters_json(stats::counters(), s.net ? s.net->counters() : no_traffic, wtime() - g_start,
+                                     "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls()) +
+                                         ", \"poll_us\": " + std::to_string(s.configured_poll_ns / 1000)) +
+           ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
+  }
+  board::set_state(board::RankState::finished);
+  if (s.nprocs > 1) {
+    s.net.reset();
+    mem::uninstall_fault_handler();
+  }
+  if (s.boot) {
+    s.boot->report_finalized(json);
+    s.boot.reset();
+  }
+  // The counters stay in the mapping; the name goes if this rank created the board.
+  if (s.board) s.board->remove_name();
+  g_initialized = false;
+  g_finalized = true;
+}
+
+// Before dsm::init every process would be rank 0 of 1; after dsm::finalize the job's
+// figures still hold (results are often printed by rank 0 then).
+int rank() {
+  if (!g_finalized) require_init("dsm::rank");
+  return state().me;
+}
+int nprocs() {
+  if (!g_finalized) require_init("dsm::nprocs");
+  return state().nprocs;
+}
+int max_locks() { return lock_count; }
+
+void barrier() {
+  require_init("dsm::barrier");
+  if (state().nprocs > 1) proto::barrier_with(0);
+}
+
+void lock_acquire(int id) {
+  require_init("dsm::lock_acquire");
+  if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_acquire(%d): lock ids run from 0 to %d", id, lock_count - 1);
+  auto& s = state();
+  bool held;
+  {
+    std::lock_guard lk(s.mu);
+    held = s.tokens[id].in_use;
+    // One rank has no protocol to run: the token only records the hold, for the checks.
+    if (s.nprocs == 1) s.tokens[id].in_use = true;
+  }
+  // A second acquire would wait for itself at several ranks (or pass at one), and the
+  // release after it would be blamed.
+  if (held) proto::fatal("dsm::lock_acquire(%d): this rank holds that lock already (locks are not recursive)", id);
+  if (s.nprocs > 1) proto::acquire(id);
+}
+
+void lock_release(int id) {
+  require_init("dsm::lock_release");
+  if (id < 0 || id >= lock_count) proto::fatal("dsm::lock_release(%d): lock ids run from 0 to %d", id, lock_count - 1);
+  auto& s = state();
+  if (s.nprocs > 1) {
+    proto::release(id);
+    return;
+  }
+  if (!std::exchange(s.tokens[id].in_use, false))
+    proto::fatal("dsm::lock_release(%d) of a lock this rank does not hold", id);
+}
+
+void prefetch(const void* addr, std::size_t bytes, Mode mode) {
+  require_init("dsm::prefetch");
+  auto& s = state();
+  if (s.nprocs == 1) return;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  if (first >= last) return;
+  stats::Timer timer(stats::counters().protocol_ns);
+  std::vector<std::uint32_t> pages;
+  if (mode == Mode::write_all) {
+    // Pages entirely inside the range need neither their old contents nor a twin.
+    auto begin = reinterpret_cast<std::uintptr_t>(addr), end = begin + bytes;
+    auto base = reinterpret_cast<std::uintptr_t>(s.region->app());
+    std::vector<std::uint32_t> whole, partial;
+    for (std::uint32_t p = first; p < last; ++p) {
+      auto lo = base + std::uintptr_t(p) * mem::page_size;
+      (lo >= begin && lo + mem::page_size <= end ? whole : partial).push_back(p);
+    }
+    {
+      std::lock_guard lk(s.mu);
+      if (!whole.empty()) proto::take_whole(whole.front(), whole.back() + 1);
+      for (auto p : whole)
+        if (!s.pages[p].valid) {
+          s.pages[p].pending.clear();
+          s.pages[p].valid = true;
+        }
+    }
+    proto::make_valid(partial);
+    proto::open_for_write(partial, false);
+    proto::open_for_write(whole, true);
+    return;
+  }
+  if (mode == Mode::write_exclusive) {
+    auto [inner_first, inner_last] = inner_pages(addr, bytes);
+    proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
+  }
+  // Held pages are valid and writable already: a loop over its own block touches no page.
+  proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
+    if (held) {
+      if (mode != Mode::read) proto::renew_holds(a, b);
+      return;
+    }
+    for (std::uint32_t p = a; p < b; ++p) {
+      proto::prefetch_page(s.pages, p + proto::prefetch_distance);
+      if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
+    }
+  });
+  proto::make_valid(pages);
+  if (mode != Mode::read) proto::open_for_write(pages, false);
+}
+
+void own(int owner, const void* addr, std::size_t bytes) {
+  require_init("dsm::own");
+  auto& s = state();
+  if (owner < 0 || owner >= s.nprocs) proto::fatal("dsm::own(%d, ...): ranks run from 0 to %d", owner, s.nprocs - 1);
+  if (s.nprocs == 1) return;
+  auto [inner_first, inner_last] = inner_pages(addr, bytes);
+  proto::claim(owner, inner_first, inner_last, true);
+  if (owner == s.me) prefetch(addr, bytes, Mode::write);  // opens its partial pages too
+}
+
+double wtime() { return stats::now_ns() * 1e-9; }
+
+namespace detail {
+
+bool joined() { return g_initialized; }
+
+void* alloc_bytes(std::size_t count, std::size_t size) {
+  require_init("dsm::alloc");
+  auto& s = state();
+  const std::uint32_t first = s.heap_pages.load();
+  // A negative count arrives as a huge one: refused here, never wrapped to a few pages.
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, size, &bytes) || bytes > s.region->capacity() ||
+      std::size_t(first) + (bytes + page_size - 1) / page_size > s.region->pages()) {
+    std::fprintf(stderr,
+                 "dsm: rank %d: dsm::alloc of %zu objects of %zu bytes does not fit in the shared region "
+                 "(%zu MiB, %zu MiB used; a negative count?); set DSM_REGION_SIZE\n",
+                 s.me, count, size, s.region->capacity() >> 20, std::size_t(first) * page_size >> 20);
+    std::exit(1);
+  }
+  const auto npages = std::uint32_t((bytes + page_size - 1) / page_size);
+  {
+    std::lock_guard lk(s.mu);
+    s.pages.resize(first + npages);
+    s.claims.resize(first + npages);
+    s.allocations.push_back({first, npages, bytes});
+    s.heap_pages.store(first + npages);
+  }
+  // Fresh pages are zero on every rank: valid and read-only, so the first write faults.
+  const auto prot = s.nprocs > 1 ? mem::Prot::read : mem::Prot::read_write;
+  if (!s.populate || !s.region->populate(first, npages, prot)) s.region->protect(first, npages, prot);
+  if (s.nprocs > 1) proto::barrier_with(bytes);
+  return s.region->app() + std::size_t(first) * page_size;
+}
+
+void set_barrier_blob(std::vector<std::byte> blob) { state().my_blob = std::move(blob); }
+
+void set_barrier_hook(void (*hook)()) { state().barrier_hook = hook; }
+
+const std::vector<std::vector<std::byte>>& barrier_blobs() {
+  auto& s = state();
+  if (s.nprocs == 1) s.blobs[0] = s.my_blob;
+  return s.blobs;
+}
+
+std::uint64_t barrier_count() { return state().epoch; }
+
+void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
+  auto& s = state();
+  if (s.nprocs == 1) return;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  proto::claim(owner, first, last, true);
+}
+
+std::vector<int> page_writers(const void* addr, std::size_t bytes) {
+  auto& s = state();
+  auto [first, last] = heap_pages_of(addr, bytes);
+  std::vector<int> out;
+  for (std::uint32_t p = first; p < last; ++p) out.push_back(s.nprocs == 1 ? 0 : s.pages[p].last_writer);
+  return out;
+}
+
+double page_transfer_seconds() { return state().page_seconds.value(); }
+
+void set_core_shared(bool shared) {
+  auto& s = state();
+  const std::uint64_t poll_ns = shared ? 0 : s.configured_poll_ns;
+  if (!s.net || poll_ns == s.poll_ns) return;
+  s.poll_ns = poll_ns;
+  // A rank that does not poll counts as waiting at all times (as dsm::init sets it up), and
+  // looks once for lazy messages that came before it said so.
+  s.net->set_waiting(poll_ns == 0);
+  if (poll_ns == 0) s.net->poll();
+}
+
+std::optional<std::vector<int>> host_peer_pids() {
+  auto& s = state();
+  if (!s.board) return std::nullopt;
+  std::vector<int> out;
+  for (int r = 0; r < s.nprocs; ++r)
+    if (const auto pid = s.board->slot(r).pid.load(std::memory_order_relaxed); r != s.me && pid != 0)
+      out.push_back(static_cast<int>(pid));
+  return out;
+}
+
+Extent allocation_of(const void* addr) {
+  auto& s = state();
+  if (!s.region || !s.region->contains(addr)) return {nullptr, 0};
+  auto page = page_index(addr);
+  for (const auto& a : s.allocations)
+    if (page >= a.first && page < a.first + a.count)
+      return {s.region->app() + std::size_t(a.first) * page_size, a.bytes};
+  return {nullptr, 0};
+}
+
+}  // namespace detail
+}  // namespace dsm
