@@ -10,7 +10,6 @@
 #include "net/signal.hpp"
 #include "net/transport.hpp"
 #include "net/wire.hpp"
-#include "slurm.hpp"
 
 using namespace dsm::job;
 using namespace dsm::net;
@@ -61,67 +60,6 @@ TEST_CASE("wire header round-trips and every check rejects") {
   CHECK(decode(message(h, 1), tok, 4).error == WireError::bad_length);
   h.length = max_payload + 1;
   CHECK(decode(message(h, 0), tok, 4).error == WireError::bad_length);
-}
-
-TEST_CASE("job environment: single rank without dsmrun, errors name the variable") {
-  for (const char* v : {"DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER"}) unsetenv(v);
-  const JobEnv lone = read_job_env();
-  CHECK_FALSE(lone.under_dsmrun);
-  CHECK(lone.rank == 0);
-  CHECK(lone.size == 1);
-
-  setenv("DSM_RANK", "1", 1);
-  setenv("DSM_SIZE", "3", 1);
-  setenv("DSM_RENDEZVOUS", "127.0.0.1:4000", 1);
-  setenv("DSM_TOKEN", "00112233445566778899aabbccddeeff", 1);
-  setenv("DSM_PROVIDER", "tcp", 1);
-  const JobEnv env = read_job_env();
-  CHECK(env.under_dsmrun);
-  CHECK(env.rank == 1);
-  CHECK(env.size == 3);
-  CHECK(env.provider == "tcp");
-
-  setenv("DSM_RANK", "3", 1);
-  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RANK"));
-  setenv("DSM_RANK", "x1", 1);
-  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RANK"));
-  setenv("DSM_RANK", "1", 1);
-  setenv("DSM_RENDEZVOUS", "nocolon", 1);
-  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_RENDEZVOUS"));
-  setenv("DSM_RENDEZVOUS", "127.0.0.1:4000", 1);
-  setenv("DSM_TOKEN", "short", 1);
-  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_TOKEN"));
-  setenv("DSM_TOKEN", "00112233445566778899aabbccddeeff", 1);
-  setenv("DSM_PROVIDER", "sockets", 1);
-  CHECK_THROWS_WITH(read_job_env(), Catch::Contains("DSM_PROVIDER"));
-  for (const char* v : {"DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER"}) unsetenv(v);
-}
-
-TEST_CASE("Slurm task counts expand; ranks fill the nodes in block order up to the allocation") {
-  using dsm::slurm::expand_counts;
-  using dsm::slurm::place_ranks;
-  CHECK(expand_counts("2") == std::vector<int>{2});
-  CHECK(expand_counts("2(x3),1") == std::vector<int>{2, 2, 2, 1});
-  CHECK(expand_counts("1,4(x2)") == std::vector<int>{1, 4, 4});
-  for (const char* bad : {"", "x", "2(x)", "2(x0)", "2(x3", "-1", "2,,1", "2(y3)", "1,"})
-    CHECK_THROWS_WITH(expand_counts(bad), Catch::Contains("malformed Slurm task counts"));
-
-  const std::vector<std::string> nodes = {"a", "b", "c"};
-  CHECK(place_ranks(5, nodes, {2, 2, 1}) == std::vector<std::string>{"a", "a", "b", "b", "c"});
-  CHECK(place_ranks(3, nodes, {2, 2, 1}) == std::vector<std::string>{"a", "a", "b"});
-  CHECK_THROWS_WITH(place_ranks(6, nodes, {2, 2, 1}),
-                    Catch::Contains("-n 6 is more ranks than this Slurm allocation allows (5 tasks on 3 node(s))"));
-  CHECK_THROWS_WITH(place_ranks(1, nodes, {2}), Catch::Contains("names 3 nodes but gives task counts for 1"));
-}
-
-TEST_CASE("all-gather blobs pack and unpack; truncation is an error") {
-  const std::vector<std::vector<std::byte>> blobs = {{}, {std::byte{1}}, {std::byte{2}, std::byte{3}}};
-  const auto packed = pack_blobs(blobs);
-  CHECK(unpack_blobs(packed) == blobs);
-  CHECK_THROWS(unpack_blobs(std::span(packed).first(packed.size() - 1)));
-  // A count the bytes cannot hold is refused before anything is allocated for it.
-  const std::vector<std::byte> huge = {std::byte{0xff}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff}};
-  CHECK_THROWS_WITH(unpack_blobs(huge), Catch::Contains("more blobs than it holds"));
 }
 
 TEST_CASE("Signal wakes a waiter blocked in the futex") {
