@@ -9,14 +9,6 @@
 namespace dsm::lb {
 namespace {
 
-struct Named {
-  const char* name;
-  Policy policy;
-};
-constexpr Named policies[] = {{"static", Policy::static_blocks}, {"shift", Policy::shift},
-                              {"multi", Policy::multi},          {"locality", Policy::locality},
-                              {"fgdls", Policy::fgdls},          {"auto", Policy::automatic}};
-
 long parse_long(const char* text, const char* what, long min, long max) {
   char* end = nullptr;
   const long v = std::strtol(text, &end, 10);
@@ -38,19 +30,6 @@ double parse_double(const char* text, const char* what, double min, double max) 
 bool parse_bool(const char* text, const char* what) { return parse_long(text, what, 0, 1) != 0; }
 
 }  // namespace
-
-Policy parse_policy(const std::string& name, const std::string& what) {
-  for (const Named& p : policies)
-    if (name == p.name) return p.policy;
-  throw std::invalid_argument(what + "=" + name +
-                              ": unknown balancing policy (static|shift|multi|locality|fgdls|auto)");
-}
-
-const char* policy_name(Policy p) {
-  for (const Named& n : policies)
-    if (n.policy == p) return n.name;
-  return "?";
-}
 
 Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
   Options o;

@@ -67,10 +67,6 @@ struct Options {
   int trace = 0;  // runtime glue: 1 prints every change of a loop's ranges, 2 every execution
 };
 
-// Parses a policy name (static|shift|multi|locality|fgdls|auto); throws
-// std::invalid_argument naming `what` (e.g. the environment variable) otherwise.
-Policy parse_policy(const std::string& name, const std::string& what);
-const char* policy_name(Policy p);
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
 // DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
 // DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1), DSM_LB_TRACE. Throws

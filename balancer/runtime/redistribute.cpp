@@ -4,7 +4,6 @@
 #include <dsm/balancer.hpp>
 #include <dsm/dsm.hpp>
 
-#include "balancer_stats.hpp"
 #include "blob.hpp"
 #include "decide.hpp"
 #include "runtime/runtime_hooks.hpp"
@@ -484,6 +483,50 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
   std::fprintf(stderr, "dsm-lb: %s\n", line.c_str());
 }
 
+// The balancer's part of the statistics of `dsmrun --stats`: an object with one entry per loop
+// site: executions, redistributions, iterations and pages moved, and each rank's power, last
+// times and final ranges.
+std::string stats_json() {
+  std::string out = "{";
+  bool first = true;
+  for (const Site::State* st : glue().sites) {
+    const SiteModel& m = st->model;
+    if (!first) out += ", ";
+    first = false;
+    json_string(out, st->name);
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  ": {\"policy\": \"%s\", \"executions\": %ld, \"redistributions\": %ld, \"iterations_moved\": %ld, "
+                  "\"pages_moved\": %ld, ",
+                  st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
+                  m.iterations_moved, m.pages_moved);
+    out += head;
+    if (st->follows) {  // its ranks were never measured: the leader's powers decide
+      out += "\"follows\": ";
+      json_string(out, st->follows->name);
+      out += ", ";
+    }
+    out += "\"ranks\": [";
+    const std::vector<double> power = relative_power(st->follows ? st->follows->model : m);
+    for (std::size_t r = 0; r < m.assign.size(); ++r) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s{\"rank\": %zu, \"power\": %.4f, \"wall\": %.6f, \"cpu\": %.6f, \"ranges\": [",
+                    r ? ", " : "", r, r < power.size() ? power[r] : 0.0, r < m.last_wall.size() ? m.last_wall[r] : 0.0,
+                    r < m.last_cpu.size() ? m.last_cpu[r] : 0.0);
+      out += buf;
+      bool first_range = true;
+      for (const Range& range : to_ranges(m.assign[r], st->lb, st->ub, st->step)) {
+        std::snprintf(buf, sizeof buf, "%s[%ld, %ld, %ld]", first_range ? "" : ", ", range.lb, range.ub, range.step);
+        out += buf;
+        first_range = false;
+      }
+      out += "]}";
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
 }  // namespace
 
 Site::Site(std::string name, std::optional<Policy> policy) : state_(std::make_unique<State>()) {
@@ -491,6 +534,7 @@ Site::Site(std::string name, std::optional<Policy> policy) : state_(std::make_un
   state_->name = std::move(name);
   state_->requested = policy;
   glue().sites.push_back(state_.get());
+  detail::set_stats_section_hook(stats_json);
 }
 
 Site::~Site() {
@@ -700,47 +744,6 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (opts.exclusive) claim_exclusive(exclusive);
   prefetch_sections(accesses, mine, opts);
   return Plan(site, std::move(mine));
-}
-
-std::string balancer_stats_json() {
-  std::string out = "{";
-  bool first = true;
-  for (const Site::State* st : glue().sites) {
-    const SiteModel& m = st->model;
-    if (!first) out += ", ";
-    first = false;
-    json_string(out, st->name);
-    char head[256];
-    std::snprintf(head, sizeof head,
-                  ": {\"policy\": \"%s\", \"executions\": %ld, \"redistributions\": %ld, \"iterations_moved\": %ld, "
-                  "\"pages_moved\": %ld, ",
-                  st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
-                  m.iterations_moved, m.pages_moved);
-    out += head;
-    if (st->follows) {  // its ranks were never measured: the leader's powers decide
-      out += "\"follows\": ";
-      json_string(out, st->follows->name);
-      out += ", ";
-    }
-    out += "\"ranks\": [";
-    const std::vector<double> power = relative_power(st->follows ? st->follows->model : m);
-    for (std::size_t r = 0; r < m.assign.size(); ++r) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%s{\"rank\": %zu, \"power\": %.4f, \"wall\": %.6f, \"cpu\": %.6f, \"ranges\": [",
-                    r ? ", " : "", r, r < power.size() ? power[r] : 0.0, r < m.last_wall.size() ? m.last_wall[r] : 0.0,
-                    r < m.last_cpu.size() ? m.last_cpu[r] : 0.0);
-      out += buf;
-      bool first_range = true;
-      for (const Range& range : to_ranges(m.assign[r], st->lb, st->ub, st->step)) {
-        std::snprintf(buf, sizeof buf, "%s[%ld, %ld, %ld]", first_range ? "" : ", ", range.lb, range.ub, range.step);
-        out += buf;
-        first_range = false;
-      }
-      out += "]}";
-    }
-    out += "]}";
-  }
-  return out + "}";
 }
 
 }  // namespace dsm::lb

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dsm/balancer.hpp>
+
 #include "cli.hpp"
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
@@ -34,7 +36,6 @@
 
 #include "job/board.hpp"
 #include "job/bootstrap.hpp"
-#include "model.hpp"
 #include "net/segments.hpp"
 #include "runtime/cpus.hpp"
 #include "slurm.hpp"

@@ -55,6 +55,11 @@ struct Range {
 };
 
 enum class Policy { static_blocks, shift, multi, locality, fgdls, automatic };
+// Policies by the names dsmrun --lb and DSM_LB take: static, shift, multi, locality, fgdls,
+// auto. parse_policy throws std::invalid_argument naming `what` (the option or variable the
+// name came from) for any other name; policy_name gives "?" for a value that is no policy.
+Policy parse_policy(const std::string& name, const std::string& what);
+const char* policy_name(Policy p);
 
 // One marked loop. Created once (a function-local static) and reused by every execution.
 class Site {

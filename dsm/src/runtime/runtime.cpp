@@ -22,11 +22,6 @@
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
 
-// Statistics of the balancer, defined in balancer/ (a JSON object text).
-namespace dsm::lb {
-std::string balancer_stats_json();
-}
-
 namespace dsm {
 
 namespace proto {
@@ -46,6 +41,7 @@ constexpr int lock_count = 1024;
 bool g_initialized = false;
 bool g_finalized = false;  // a process joins one job, once
 double g_start = 0;
+std::string (*g_stats_section)() = nullptr;  // set_stats_section_hook
 
 std::size_t env_size(const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
@@ -232,7 +228,7 @@ void finalize() {
            board::rank_counters_json(stats::counters(), s.net ? s.net->counters() : no_traffic, wtime() - g_start,
                                      "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls()) +
                                          ", \"poll_us\": " + std::to_string(s.configured_poll_ns / 1000)) +
-           ", \"sections\": {\"balancer\": " + lb::balancer_stats_json() + "}}";
+           ", \"sections\": {\"balancer\": " + (g_stats_section ? g_stats_section() : "{}") + "}}";
   }
   board::set_state(board::RankState::finished);
   if (s.nprocs > 1) {
@@ -393,6 +389,8 @@ void* alloc_bytes(std::size_t count, std::size_t size) {
 void set_barrier_blob(std::vector<std::byte> blob) { state().my_blob = std::move(blob); }
 
 void set_barrier_hook(void (*hook)()) { state().barrier_hook = hook; }
+
+void set_stats_section_hook(std::string (*section)()) { g_stats_section = section; }
 
 const std::vector<std::vector<std::byte>>& barrier_blobs() {
   auto& s = state();

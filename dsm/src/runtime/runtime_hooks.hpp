@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace dsm::detail {
@@ -24,6 +25,9 @@ std::uint64_t barrier_count();
 // balancer takes the figures in there and checks that the ranks ran the same loops. A
 // rank's blob goes with one barrier only (empty at the next, unless set again).
 void set_barrier_hook(void (*hook)());
+// Called once, at dsm::finalize, for the balancer's part of the statistics this rank reports
+// to dsmrun (--stats): a JSON object text. Without a hook the part is an empty object.
+void set_stats_section_hook(std::string (*section)());
 
 // Records that, until the next barrier, rank `owner` alone writes the pages of
 // [addr, addr+bytes). Collective in effect: every rank must make the same calls in the same
