@@ -7,7 +7,7 @@
 
 #include "job/bootstrap.hpp"
 #include "job/job_env.hpp"
-#include "net/signal.hpp"
+#include "net/wait_counter.hpp"
 #include "net/transport.hpp"
 #include "net/wire.hpp"
 #include "slurm.hpp"
@@ -124,8 +124,8 @@ TEST_CASE("all-gather blobs pack and unpack; truncation is an error") {
   CHECK_THROWS_WITH(unpack_blobs(huge), Catch::Contains("more blobs than it holds"));
 }
 
-TEST_CASE("Signal wakes a waiter blocked in the futex") {
-  Signal s;
+TEST_CASE("WaitCounter wakes a waiter blocked in the futex") {
+  WaitCounter s;
   std::thread t([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     s.notify();
@@ -142,7 +142,7 @@ TEST_CASE("single-rank transport delivers sends to self in order, through the se
   Bootstrap boot(env);
   Transport net(env, boot);
   CHECK(net.size() == 1);
-  Signal got;
+  WaitCounter got;
   std::vector<std::size_t> seen;
   const auto caller = std::this_thread::get_id();
   bool on_other_thread = true;

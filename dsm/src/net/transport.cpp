@@ -29,7 +29,7 @@
 
 #include "mem/region.hpp"
 #include "net/fabric_lib.hpp"
-#include "net/signal.hpp"
+#include "net/wait_counter.hpp"
 #include "net/wire.hpp"
 
 namespace dsm::net {
