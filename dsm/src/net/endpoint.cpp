@@ -32,10 +32,10 @@ std::string choose_provider(const job::JobEnv& env) {
 void Endpoint::open(const std::string& prov, const job::JobEnv& env) {
   shm = prov == "shm";
   // shm's messages above its inject size (4 KiB) go by default through cross-memory attach
-  // (process_vm_writev), which costs 2-4x the latency of its segmented copy through shared
-  // buffers in a VM (a 12 KiB barrier departure: 6.5 -> 3 us) and half the bandwidth. The
-  // provider reads this when libfabric initializes, at the first fi_getinfo: here. A value
-  // the user set stays.
+  // (process_vm_writev), a system call that walks and pins the receiver's pages: in a
+  // virtual machine that is slower, in latency and in bandwidth, than the provider's
+  // segmented copy through shared buffers. The provider reads this when libfabric
+  // initializes, at the first fi_getinfo, which follows. A value the user set stays.
   if (shm) setenv("FI_SHM_DISABLE_CMA", "1", 0);
   std::unique_ptr<fi_info, InfoFree> hints(fabric::allocinfo());
   hints->ep_attr->type = FI_EP_RDM;

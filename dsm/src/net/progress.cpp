@@ -175,10 +175,9 @@ bool Transport::Impl::poll() {
 // Senders do not wake the service thread while the application thread polls, and what the
 // poller took may have started transfers that need this rank's progress after it stops (a
 // large payload it receives, a large reply it sent from a handler). The service thread
-// chose its sleep before those began: it is woken to choose again, or the transfer waited
-// for its idle timeout (200 ms; Jacobi under load, whenever a block moved and its pages
-// came from the loaded rank). Called by the application thread after a poll and when it
-// stops polling.
+// chose its sleep before those began: it is woken to choose again, or the transfer would
+// wait out the idle sleep (idle_sleep_ns) whenever a waiting rank's poll started one. Called
+// by the application thread after a poll and when it stops polling.
 void Transport::Impl::hand_off() {
   const bool polling = bell_mode ? bells[env.rank].polling.load(std::memory_order_seq_cst) : app_polling.load();
   if (!polling && in_flight.load() > 0) wake(env.rank);
