@@ -119,7 +119,7 @@ void Transport::Impl::on_eager(std::span<const std::byte> msg, bool deliver) {
   const Header& h = d.header;
   Reorder& s = sources[h.src];
   const std::string from = " (from rank " + std::to_string(h.src) + ", seq " + std::to_string(h.seq) + ")";
-  if (!s.in_sequence(h.seq)) return reject("out of sequence" + from);
+  if (const std::string why = s.refuse(h.seq, h.length); !why.empty()) return reject(why + from);
   const auto payload = msg.subspan(header_size);
   if (!(h.flags & flag_large)) {
     if (deliver && s.due_alone(h.seq)) {
