@@ -20,7 +20,7 @@
 #include "job/bootstrap.hpp"
 #include "job/job_env.hpp"
 #include "net/fabric_lib.hpp"
-#include "net/signal.hpp"
+#include "net/wait_counter.hpp"
 #include "net/transport.hpp"
 
 using namespace dsm::job;
@@ -72,7 +72,7 @@ int run(const std::string& mode, int argc, char** argv) {
   Transport net(env, boot);
   const int me = net.rank(), n = net.size();
   Check check;
-  Signal arrived;
+  WaitCounter arrived;
   std::vector<int> next_small(n, 0);
   std::vector<std::size_t> sizes_seen(n, 0);
   // pingpong: the handler answers a ping (how DSM requests are served: a reply sent from a

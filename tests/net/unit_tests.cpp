@@ -7,7 +7,8 @@
 
 #include "job/bootstrap.hpp"
 #include "job/job_env.hpp"
-#include "net/signal.hpp"
+#include "net/reorder.hpp"
+#include "net/wait_counter.hpp"
 #include "net/transport.hpp"
 #include "net/wire.hpp"
 
@@ -62,8 +63,53 @@ TEST_CASE("wire header round-trips and every check rejects") {
   CHECK(decode(message(h, 0), tok, 4).error == WireError::bad_length);
 }
 
-TEST_CASE("Signal wakes a waiter blocked in the futex") {
-  Signal s;
+TEST_CASE("messages ahead of their turn wait in order, within a byte limit per source") {
+  Reorder r(1000);
+  const auto eager = [](std::size_t n) { return Reorder::Held{5, std::vector<std::byte>(n), nullptr}; };
+  // Message 0 is due; 1 and 2 came first and wait, up to 1000 bytes in all.
+  CHECK(r.refuse(1, 600).empty());
+  r.hold(1, eager(600));
+  CHECK(r.refuse(2, 400).empty());
+  r.hold(2, eager(400));
+  CHECK(r.held_ahead() == 1000);
+  CHECK_THAT(r.refuse(3, 1), Catch::Contains("would hold 1001 bytes ahead of sequence, over the limit of 1000 per source"));
+  CHECK_THAT(r.refuse(3, max_payload), Catch::Contains("over the limit of 1000"));
+  // The message due is never refused for its size; repeats and runaways are out of sequence.
+  CHECK(r.refuse(0, 5000).empty());
+  CHECK(r.refuse(1, 1) == "out of sequence");
+  CHECK(r.refuse(max_reorder + 1, 0) == "out of sequence");
+  CHECK_FALSE(r.take());
+  r.hold(0, eager(5000));
+  CHECK(r.held_ahead() == 1000);
+  for (std::size_t size : {5000, 600, 400}) {
+    const auto m = r.take();
+    REQUIRE(m);
+    CHECK(m->eager.size() == size);
+  }
+  CHECK_FALSE(r.take());
+  CHECK(r.held_ahead() == 0);
+  CHECK(r.refuse(2, 0) == "out of sequence");
+
+  // A large message counts its announced length, and waits for its payload when due.
+  auto large = std::make_unique<Op>();
+  large->len = 800;
+  Op& op = *large;
+  r.hold(4, {6, {}, std::move(large)});
+  CHECK(r.held_ahead() == 800);
+  CHECK_FALSE(r.refuse(5, 201).empty());
+  CHECK(r.refuse(5, 200).empty());
+  r.hold(3, eager(10));
+  REQUIRE(r.take());
+  CHECK(r.held_ahead() == 0);  // message 4 is due now
+  CHECK_FALSE(r.take());
+  op.done = true;
+  const auto m = r.take();
+  REQUIRE(m);
+  CHECK(m->large.get() == &op);
+}
+
+TEST_CASE("WaitCounter wakes a waiter blocked in the futex") {
+  WaitCounter s;
   std::thread t([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     s.notify();
@@ -80,7 +126,7 @@ TEST_CASE("single-rank transport delivers sends to self in order, through the se
   Bootstrap boot(env);
   Transport net(env, boot);
   CHECK(net.size() == 1);
-  Signal got;
+  WaitCounter got;
   std::vector<std::size_t> seen;
   const auto caller = std::this_thread::get_id();
   bool on_other_thread = true;

@@ -25,7 +25,7 @@
 #include "job/board.hpp"
 #include "job/bootstrap.hpp"
 #include "mem/region.hpp"
-#include "net/signal.hpp"
+#include "net/wait_counter.hpp"
 #include "net/transport.hpp"
 #include "proto/claims.hpp"
 #include "proto/codec.hpp"
@@ -209,7 +209,7 @@ struct State {
   bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
 
   // Replies for the application thread (diff replies, lock grants, barrier departures).
-  net::Signal arrived;
+  net::WaitCounter arrived;
   std::deque<Reply> inbox;
 
   std::vector<LockToken> tokens;

@@ -1,4 +1,4 @@
-#include "net/signal.hpp"
+#include "net/wait_counter.hpp"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -31,13 +31,13 @@ bool may_spin() {
   return spin;
 }
 
-void Signal::notify() {
+void WaitCounter::notify() {
   value_.fetch_add(1, std::memory_order_acq_rel);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(epoch_, false);
 }
 
-void Signal::wait_until(std::uint64_t v) {
+void WaitCounter::wait_until(std::uint64_t v) {
   using clock = std::chrono::steady_clock;
   // A reply usually comes within microseconds: spin that long before paying for a sleep.
   const auto spin_end = clock::now() + std::chrono::microseconds(may_spin() ? 30 : 0);

@@ -8,7 +8,7 @@
 
 namespace dsm::net {
 
-class Signal {
+class WaitCounter {
  public:
   void notify();
   void wait_until(std::uint64_t v);
