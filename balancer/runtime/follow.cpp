@@ -1,0 +1,94 @@
+// Loops that write the same rows of their arrays decide together: the first one (the leader)
+// decides, the others (its followers) give each iteration to the rank that runs the leader's
+// iteration of the same value, and the leader decides on the pages its whole group writes.
+#include "glue.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace dsm::lb::runtime {
+namespace {
+
+// How many of a loop's latest row keys it leads at once.
+constexpr std::size_t max_led_keys = 8;
+
+Geometry geometry_of(std::span<const Section> accesses, long lb, long step, long n, bool with_holders) {
+  Geometry g;
+  g.lb = lb;
+  g.step = step;
+  for (const Section& s : accesses) {
+    if (!writes(s)) continue;
+    if (s.whole) return Geometry{};  // a write anywhere: no page reasoning is safe
+    g.sections.push_back({address(s.base), static_cast<std::int64_t>(s.elem_size), s.coef, s.lo, s.hi, 0, {}});
+    const PageRange h = g.hull(g.sections.size() - 1, n);
+    if (with_holders && h.first <= h.last) {
+      g.sections.back().holder_origin = h.first;
+      g.sections.back().holders = writers_of(glue().writers, h.first, h.last);
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+std::optional<FollowKey> follow_key(std::span<const Section> accesses, long lb, long step) {
+  std::int64_t stride = 0, first = std::numeric_limits<std::int64_t>::max();
+  for (const Section& s : accesses) {
+    if (!writes(s) || s.whole || s.coef == 0) continue;
+    stride = std::max<std::int64_t>(stride, std::abs(s.coef * step) * static_cast<std::int64_t>(s.elem_size));
+    const std::int64_t element = s.coef * lb + s.lo, row = std::abs(s.coef);
+    first = std::min(first, element >= 0 ? element / row : -((-element + row - 1) / row));
+  }
+  if (stride == 0) return std::nullopt;
+  return FollowKey{step, stride, first};
+}
+
+Site::State* leader_of(Site::State& st, const std::optional<FollowKey>& key) {
+  if (!key) return &st;
+  Glue& g = glue();
+  const auto [at, inserted] = g.leaders.try_emplace(*key, &st);
+  // A loop leads the rows of its last few first rows only: one that alternates among a few
+  // (odd and even steps) keeps its followers, and one whose rows move at every step (a
+  // sliding window) does not add a key per step for as long as the job runs.
+  if (inserted) {
+    st.led.push_back(*key);
+    if (st.led.size() > max_led_keys) {
+      if (auto old = g.leaders.find(st.led.front()); old != g.leaders.end() && old->second == &st) g.leaders.erase(old);
+      st.led.pop_front();
+    }
+  }
+  return at->second;
+}
+
+bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int nranks) {
+  // A site whose own policy is static (a policy(static) clause under another run policy)
+  // keeps its equal blocks instead of the leader's ranges.
+  return &leader != &st && leader.model.n > 0 && leader.model.opt.policy != Policy::static_blocks &&
+         st.model.opt.policy != Policy::static_blocks && leader.model.assign.size() == static_cast<std::size_t>(nranks);
+}
+
+void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step,
+                   long n) {
+  auto& mine = leader.group[st.id].writes;
+  mine.clear();
+  for (const Section& s : accesses)
+    if (writes(s) && !s.whole) mine.push_back(s);
+  Assignment next = follow_spans(leader.model.assign, leader.lb, leader.step, leader.model.n, lb, step, n);
+  if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
+  st.model.assign = std::move(next);
+  st.model.n = n;
+  ++st.model.executions;
+}
+
+// The followers' whole writes are not rows: the followers' own claims take care of them.
+Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders) {
+  std::vector<Section> all;
+  for (const auto& [id, member] : st.group) all.insert(all.end(), member.writes.begin(), member.writes.end());
+  if (all.empty()) return geometry_of(accesses, st.lb, st.step, n, with_holders);
+  all.insert(all.begin(), accesses.begin(), accesses.end());
+  return geometry_of(all, st.lb, st.step, n, with_holders);
+}
+
+}  // namespace dsm::lb::runtime

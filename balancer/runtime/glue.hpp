@@ -1,0 +1,155 @@
+// The balancer's runtime glue inside libdsm (balancer/runtime), shared by its parts: what a
+// site and the glue keep between executions, and the steps redistribute() takes. Not a
+// public header: of libdsm's sources only the glue sees the decision code's headers.
+#pragma once
+
+#include <dsm/balancer.hpp>
+
+#include "blob.hpp"
+#include "decide.hpp"
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dsm::lb {
+namespace runtime {
+
+// Pages (inclusive runs) a rank writes in one execution of a loop.
+struct Run {
+  long first, last;
+  int rank;
+};
+
+// What a loop that writes a leader's rows (or the leader itself) wrote last.
+struct Member {
+  std::vector<Section> writes;  // its affine write sections (followers only)
+  std::vector<Run> runs;        // every rank's written pages in its last execution
+};
+
+// What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
+// the written sections, and the same first row at the loop's start, a row being what one
+// iteration advances (the element index over |coef|, the least over the written arrays).
+struct FollowKey {
+  long step;
+  std::int64_t stride;
+  std::int64_t first_row;
+  auto operator<=>(const FollowKey&) const = default;
+};
+
+}  // namespace runtime
+
+struct Site::State {
+  std::string name;
+  std::uint64_t id = 0;
+  std::optional<Policy> requested;  // the loop's own policy, if it has one
+  bool resolved = false;
+  SiteModel model;
+  std::uint64_t execution = 0;         // executions started
+  long lb = 0, ub = 0, step = 1;       // bounds of the last execution
+  State* follows = nullptr;            // the loop whose rows this one's ranges follow, if any
+  std::deque<runtime::FollowKey> led;  // rows this loop leads others in, newest last (follow.cpp)
+  // A leader's group, by site id, itself included: its followers' pages change hands with
+  // its own, so its decisions count their writes too, and a page is claimed for one rank
+  // only when no other rank writes it in any loop of the group (a boundary loop writing
+  // one element of a page the sweep's rank holds would otherwise take the whole page over
+  // at every time step, and the sweep take it back).
+  std::map<std::uint64_t, runtime::Member> group;
+  double started = 0;                  // wtime() at the start of the last execution
+  double period = 0;                   // from the start of the execution before to `started`
+};
+
+namespace runtime {
+
+// CPU time of the calling thread (its CPU clock) and the time it spent runnable but waiting
+// for its core (another program's load); measure.cpp.
+struct SchedTimes {
+  double cpu = 0, waiting = 0;
+};
+SchedTimes sched_times(bool with_waiting);
+
+// Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
+struct Glue {
+  std::vector<Site::State*> sites;
+  WriterRuns writers;  // pages written by earlier executions of every site
+  std::vector<SiteFigures> pending;
+  std::uint64_t pending_barrier = 0;
+  // Figures that arrived with barriers, per site and rank: a site's figures travel with the
+  // barrier after its loop, and other sites' barriers may follow before it runs again.
+  std::map<std::uint64_t, std::vector<SiteFigures>> received;
+  std::uint64_t harvested_barrier = 0;
+  double page_seconds = 0;  // the median page cost the ranks published last
+  SchedTimes last_sched;    // of the application thread, at the end of its last loop
+  // Whether to read the time spent waiting for the core (a system call at the start and end
+  // of every range and at every loop's end): not while the core share says nobody else runs
+  // there.
+  bool read_waiting = true;
+  // Sites that write the same rows of their arrays decide together: the first one decides
+  // (the leader) and the later ones give each iteration to the rank that runs the leader's
+  // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
+  // same rows keep their pages on one rank instead of pulling them back and forth.
+  std::map<FollowKey, Site::State*> leaders;
+  // The site whose range the application thread is in: a loop started there (from a function
+  // its iterations call) would run only this rank's part of itself for this rank's part of
+  // the outer loop.
+  const Site::State* running = nullptr;
+};
+Glue& glue();
+
+// The run's balancer options (DSM_LB and friends); a bad setting ends the program.
+const Options& run_options();
+
+inline std::int64_t address(const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); }
+inline bool writes(const Section& s) { return s.access != Access::read; }
+
+// Loops that write the same rows (follow.cpp).
+// The follow key of a loop; none when it has no affine write that advances with the loop.
+std::optional<FollowKey> follow_key(std::span<const Section> accesses, long lb, long step);
+// The loop that decides for the rows of `key`: the first loop seen to write them, `st`
+// itself when it is the first or has no key.
+Site::State* leader_of(Site::State& st, const std::optional<FollowKey>& key);
+// Whether `st` takes the leader's ranges in this execution instead of deciding itself.
+bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int nranks);
+// Gives `st` the leader's ranges for the same rows and joins its writes to the leader's group.
+void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step, long n);
+// The geometry a site decides on: its accesses' and its followers' affine writes.
+Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders);
+
+// The figures the barriers carry (figures.cpp).
+// Keeps what the barriers since the last call carried, after checking that the ranks ran
+// the same loops.
+void harvest(Glue& g);
+// Every rank's figures for the last execution of `st`, when they have all arrived, and the
+// page cost every rank will use.
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds);
+
+// What an assignment means for the pages (apply.cpp).
+// Every rank's written pages in its ranges; none when a write has no descriptor.
+std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub,
+                                             long step);
+// The pages of `mine` that no other rank writes, in `mine` or in the other members of its
+// group (`self` is this loop's entry), as runs per rank.
+std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std::uint64_t, Member>& group,
+                                std::uint64_t self);
+// Remembers who writes which pages, for the locality policy of every site.
+void record_writes(const std::vector<Run>& exclusive);
+// Claims, for every rank, the pages it alone writes in this execution.
+void claim_exclusive(const std::vector<Run>& exclusive);
+// Bulk fetch of what this rank's ranges read, bulk opening of what they write (DESIGN 3a).
+void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o);
+
+// What the balancer reports (stats.cpp).
+// DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.
+int trace_level();
+void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved);
+// The balancer's part of the statistics of `dsmrun --stats`.
+std::string stats_json();
+
+}  // namespace runtime
+}  // namespace dsm::lb

@@ -1,0 +1,92 @@
+// What the balancer reports: the trace lines of DSM_LB_TRACE (on rank 0's stderr) and its
+// part of the statistics of `dsmrun --stats`.
+#include "glue.hpp"
+
+#include <cstdio>
+
+namespace dsm::lb::runtime {
+namespace {
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+int trace_level() { return run_options().trace; }
+
+void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved) {
+  char since[64];
+  std::snprintf(since, sizeof since, " period %.3f ms, changes cost x%.1f", st.period * 1e3,
+                change_cost_factor(st.model));
+  std::string line = st.name + " #" + std::to_string(st.execution) + (moved ? " moved:" : ":") + since;
+  const std::vector<double> power = relative_power(st.model);
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    double taken = 0, cpu = 0;
+    for (double t : figs[r].wall) taken += t;
+    for (double c : figs[r].cpu) cpu += c;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " | r%zu %.3f ms (cpu %.3f) power %.3f spans", r, taken * 1e3, cpu * 1e3,
+                  r < power.size() ? power[r] : 0.0);
+    line += buf;
+    for (const Span& sp : st.model.assign[r]) line += " [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) + ")";
+  }
+  line += std::string(" | ") + verdict_name(st.model.verdict);
+  if (st.model.verdict == Verdict::kept || st.model.verdict == Verdict::dear) {
+    char over[48];
+    std::snprintf(over, sizeof over, " over %.0f executions", st.model.horizon);
+    line += over;
+  }
+  std::fprintf(stderr, "dsm-lb: %s\n", line.c_str());
+}
+
+// An object with one entry per loop site: executions, redistributions, iterations and pages moved, and each
+// rank's power, last times and final ranges.
+std::string stats_json() {
+  std::string out = "{";
+  bool first = true;
+  for (const Site::State* st : glue().sites) {
+    const SiteModel& m = st->model;
+    if (!first) out += ", ";
+    first = false;
+    json_string(out, st->name);
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  ": {\"policy\": \"%s\", \"executions\": %ld, \"redistributions\": %ld, \"iterations_moved\": %ld, "
+                  "\"pages_moved\": %ld, ",
+                  st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
+                  m.iterations_moved, m.pages_moved);
+    out += head;
+    if (st->follows) {  // its ranks were never measured: the leader's powers decide
+      out += "\"follows\": ";
+      json_string(out, st->follows->name);
+      out += ", ";
+    }
+    out += "\"ranks\": [";
+    const std::vector<double> power = relative_power(st->follows ? st->follows->model : m);
+    for (std::size_t r = 0; r < m.assign.size(); ++r) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s{\"rank\": %zu, \"power\": %.4f, \"wall\": %.6f, \"cpu\": %.6f, \"ranges\": [",
+                    r ? ", " : "", r, r < power.size() ? power[r] : 0.0, r < m.last_wall.size() ? m.last_wall[r] : 0.0,
+                    r < m.last_cpu.size() ? m.last_cpu[r] : 0.0);
+      out += buf;
+      bool first_range = true;
+      for (const Range& range : to_ranges(m.assign[r], st->lb, st->ub, st->step)) {
+        std::snprintf(buf, sizeof buf, "%s[%ld, %ld, %ld]", first_range ? "" : ", ", range.lb, range.ub, range.step);
+        out += buf;
+        first_range = false;
+      }
+      out += "]}";
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
+}  // namespace dsm::lb::runtime

@@ -1,0 +1,252 @@
+// Fetching, pushing and collecting pages: diffs pushed with barriers, fetches and write
+// faults that run ahead, garbage collection, pages kept open across barriers, the measured
+// page cost, large transfers handed to the service thread, and the transport's library
+// loaded only when a transport opens.
+#include "dsm_check.hpp"
+
+#include <dsm/dsm.hpp>
+
+#include "runtime/runtime_hooks.hpp"
+#include "runtime/stats.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace dsm_check {
+
+// False sharing at a block edge, as a naive split of a stencil makes it: page r is written
+// half by rank r and half by rank r+1 (with twins) in every phase, and both read all of it
+// after the barrier. After a reader's first fetch, the writer's diff comes pushed with the
+// barrier: the phases must run with far fewer fetches than one per shared page.
+void shared_edge(int phases) {
+  const long half = 4096 / 8 / 2;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  const long n = std::max(P - 1, 1) * 2 * half;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n, 0);
+  const auto fetches_before = dsm::stats::counters().fetch_requests.load();
+  for (int phase = 1; phase <= phases; ++phase) {
+    for (int page = 0; page + 1 < P; ++page)
+      for (long w = 0; w < 2 * half; ++w) {
+        const int writer = w < half ? page : page + 1;
+        const long at = page * 2 * half + w;
+        model[at] = stamped(phase, at);
+        if (writer == me) sh[at] = model[at];
+      }
+    dsm::barrier();
+    for (int page = me - 1; page <= me; ++page)
+      if (page >= 0 && page + 1 < P)
+        for (long at = page * 2 * half; at < (page + 1) * 2 * half; ++at)
+          expect(sh[at] == model[at], "shared edge", at, long(sh[at]), long(model[at]));
+    dsm::barrier();
+  }
+  const long fetches = long(dsm::stats::counters().fetch_requests.load() - fetches_before);
+  expect(fetches <= phases / 8, "fetches for the shared edges", me, fetches, phases / 8);
+}
+
+// A result gathered after a loop: the last rank writes a word of each of 512 pages, and rank
+// 0 then reads them in order (fetched ahead, in runs, far fewer requests than pages), then
+// in a scattered order (one request per page at most, all values right), then writes them
+// in order (the fetches run ahead of the write faults too).
+void fetch_ahead() {
+  const long pages = 512, words = 4096 / 8;
+  const int me = dsm::rank(), writer = dsm::nprocs() - 1;
+  auto* sh = dsm::alloc<std::uint64_t>(pages * words);
+  const auto fetches = [] { return long(dsm::stats::counters().fetch_requests.load()); };
+  for (int round = 1; round <= 3; ++round) {
+    if (me == writer)
+      for (long p = 0; p < pages; ++p) sh[p * words + round] = stamped(round, p);
+    dsm::barrier();
+    if (me == 0) {
+      const long before = fetches();
+      for (long k = 0; k < pages; ++k) {
+        const long p = round == 2 ? (k * 197) % pages : k;  // 197 is prime to 512: every page once
+        const std::uint64_t want = stamped(round, p);
+        if (round == 3) sh[p * words] = want;
+        expect(sh[p * words + round] == want, "fetch ahead", p, long(sh[p * words + round]), long(want));
+      }
+      const long made = fetches() - before;
+      if (round == 2) expect(made <= pages, "requests for a scattered read", me, made, pages);
+      else expect(made <= pages / 8, "requests for a read in order", me, made, pages / 8);
+    }
+    dsm::barrier();
+  }
+}
+
+// Each rank writes its block of pages without dsm::own: in order, the write faults open the
+// next pages ahead in runs, a few faults instead of one per page; scattered, a page each.
+// The runs overshoot into the next rank's block, which that rank writes meanwhile: pages
+// opened ahead and not written must go unannounced, so every rank reads its own block after
+// the barrier without a fault, and every block holds its writer's words.
+void write_ahead() {
+  const long pages = 256, words = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(P * pages * words);
+  const auto value = [](long round, long p, long w) { return std::uint64_t(round) << 40 | std::uint64_t(p) << 12 | std::uint64_t(w); };
+  const auto& c = dsm::stats::counters();
+  for (int round = 1; round <= 4; ++round) {
+    const long before = long(c.write_faults.load());
+    for (long k = 0; k < pages; ++k) {
+      const long p = me * pages + (round == 2 ? (k * 97) % pages : k);  // 97 is prime to 256
+      for (long w = 0; w < words; ++w) sh[p * words + w] = value(round, p, w);
+    }
+    const long made = long(c.write_faults.load()) - before;
+    if (round == 2) expect(made <= pages, "write faults for scattered writes", me, made, pages);
+    else expect(made <= pages / 8, "write faults for writes in order", me, made, pages / 8);
+    dsm::barrier();
+    const long reads = long(c.read_faults.load());
+    for (long p = me * pages; p < (me + 1) * pages; ++p)
+      expect(sh[p * words + 7] == value(round, p, 7), "own block", p, long(sh[p * words + 7]), long(value(round, p, 7)));
+    expect(long(c.read_faults.load()) == reads, "read faults on the own block", me, long(c.read_faults.load()) - reads, 0);
+    for (long p = 0; p < P * pages; ++p)
+      for (long w = 0; w < words; w += 61)
+        expect(sh[p * words + w] == value(round, p, w), "block of another rank", p * words + w, long(sh[p * words + w]),
+               long(value(round, p, w)));
+    dsm::barrier();
+  }
+}
+
+// Garbage collection brings every page up to date. Pages 0-63, which rank 0 alone writes in
+// every phase, come whole from rank 0 (whose copy is valid) instead of as a diff per interval
+// since the last collection; page 64, which ranks 0 and 1 write halves of, has no valid copy
+// anywhere and comes as diffs. The other ranks read nothing until the end.
+void gc_copies(int phases) {
+  const long pages = 64, words = 4096 / 8;
+  const int me = dsm::rank();
+  auto* sh = dsm::alloc<std::uint64_t>((pages + 1) * words);
+  for (int phase = 1; phase <= phases; ++phase) {
+    if (me == 0)
+      for (long w = 0; w < pages * words; ++w) sh[w] = stamped(phase, w);
+    if (me < 2)
+      for (long w = pages * words + me; w < (pages + 1) * words; w += 2) sh[w] = stamped(phase, w);
+    dsm::barrier();
+  }
+  const auto& c = dsm::stats::counters();
+  const long applied = long(c.diffs_applied.load()), gcs = long(c.gcs.load());
+  expect(gcs >= 3, "collections", me, gcs, 3);
+  if (me != 0) expect(applied <= gcs * (pages + phases), "changes applied", me, applied, gcs * (pages + phases));
+  // Each page at most once to each other rank per collection (page 64 too, if rank 0 has
+  // made it valid by then), also when its items would straddle two requests (DSM_GC_BOUND is
+  // set so that they do).
+  const long whole = long(c.whole_pages_sent.load()), most = gcs * (pages + 1) * (dsm::nprocs() - 1);
+  if (me == 0) expect(whole <= most, "whole pages sent", me, whole, most);
+  for (long w = 0; w < (pages + 1) * words; ++w)
+    expect(sh[w] == stamped(phases, w), "gc_copies", w, long(sh[w]), long(stamped(phases, w)));
+  dsm::barrier();
+}
+
+// Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
+// each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
+// longer than a kept page waits, close them); every rank increments a counter in page 0
+// under a lock (interval ends that are not barriers). Pages 2-3 go in cycles of 12 phases:
+// one rank owns them and writes them whole (the others read them whole and get them pushed
+// from then on), nobody writes them for eight phases (the holding lapses), everybody writes
+// its words in two (kept) and leaves them in the last (kept unchanged when the next owner's
+// whole pages and pushes arrive). All read all after each barrier.
+void kept(int phases) {
+  const long words_per_page = 4096 / 8, pages = 4, n = pages * words_per_page, half = 2 * words_per_page;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n, 0);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  std::mt19937 rng(11);
+  int idle_until = 0;
+  // Each word of [from, to) by the rank writer(w), most of them (some left alone).
+  auto write = [&](long from, long to, int phase, auto writer) {
+    for (long w = from; w < to; ++w) {
+      if (rng() % 8 == 0) continue;
+      const std::uint64_t v = stamped(phase, w);
+      if (writer(w) == me) sh[w] = v;
+      model[w] = v;
+    }
+  };
+  for (int phase = 1; phase <= phases; ++phase) {
+    if (phase % 23 == 0) idle_until = phase + 18;
+    if (phase > idle_until) write(1, half, phase, [&](long w) { return int(w / words_per_page % P); });
+    if (phase % 12 == 0) {
+      const int owner = int(rng() % P);
+      dsm::own(owner, sh + half, 2 * 4096);
+      for (long w = half; w < n; ++w) {
+        const std::uint64_t v = stamped(phase, w) | 1u << 31;
+        if (owner == me) sh[w] = v;
+        model[w] = v;
+      }
+    } else if (phase % 12 == 9 || phase % 12 == 10) {
+      write(half, n, phase, [&](long w) { return int(w % P); });
+    }
+    dsm::lock_acquire(3);
+    sh[0] += 1;
+    dsm::lock_release(3);
+    model[0] += std::uint64_t(P);
+    dsm::barrier();
+    for (long w = 0; w < n; ++w) expect(sh[w] == model[w], "kept", w, long(sh[w]), long(model[w]));
+    dsm::barrier();
+  }
+}
+
+// The page cost the balancer weighs moves with: a fetch of a few pages (mostly latency)
+// leaves it unmeasured; a bulk fetch measures it, below that fetch's time.
+void page_cost() {
+  const long words = 512, pages = 256;  // 8-byte words per page
+  auto* sh = dsm::alloc<long>(words * pages);
+  if (dsm::rank() == 1)
+    for (long w = 0; w < words * pages; ++w) sh[w] = w;
+  dsm::barrier();
+  if (dsm::rank() == 0) {
+    dsm::prefetch(sh, 2 * words * sizeof(long), dsm::Mode::read);
+    expect(dsm::detail::page_transfer_seconds() == 0, "page cost from a 2-page fetch (ns)", 0,
+           long(dsm::detail::page_transfer_seconds() * 1e9), 0);
+    const double t0 = dsm::wtime();
+    dsm::prefetch(sh, words * pages * sizeof(long), dsm::Mode::read);
+    const double bulk = dsm::wtime() - t0, cost = dsm::detail::page_transfer_seconds();
+    expect(cost > 0 && cost <= bulk / (pages - 2), "page cost of a bulk fetch (ns)", 0, long(cost * 1e9),
+           long(bulk / (pages - 2) * 1e9));
+    for (long w = 0; w < words * pages; ++w) expect(sh[w] == w, "fetched word", w, sh[w], w);
+  }
+  dsm::barrier();
+}
+
+// Blocks of 1 MiB written by one rank and fetched by the other, turn about: each fetch is a
+// large message (header, then a payload transfer that needs both ranks' progress). A rank's
+// application thread that polls takes such messages itself and may stop polling before the
+// transfer is done; the service thread must then take over at once, not sleep through it
+// until its idle timeout (200 ms) wakes it. A loaded core stops the polling thread in the
+// middle of transfers most often, so the test runs with one rank's core loaded. Checks every
+// word, and that no fetch came near that timeout: a fetch of 1 MiB takes milliseconds, so a
+// fetch of 150 ms or more waited for the timeout.
+void handoff() {
+  const long words = 512 * 256, rounds = 60;  // 256 pages
+  auto* sh = dsm::alloc<long>(words);
+  double slowest = 0;
+  for (long r = 0; r < rounds; ++r) {
+    const int writer = int(r % 2);
+    if (dsm::rank() == writer)
+      for (long w = 0; w < words; ++w) sh[w] = w * rounds + r;
+    dsm::barrier();
+    if (dsm::rank() == 1 - writer) {
+      const double t0 = dsm::wtime();
+      dsm::prefetch(sh, words * sizeof(long), dsm::Mode::read);
+      slowest = std::max(slowest, dsm::wtime() - t0);
+      for (long w = 0; w < words; ++w) expect(sh[w] == w * rounds + r, "fetched word", w, sh[w], w * rounds + r);
+    }
+    dsm::barrier();
+  }
+  expect(slowest < 0.15, "slowest fetch of 1 MiB (us)", 0, long(slowest * 1e6), 150000);
+}
+
+// libfabric is loaded by the transport, which a job of one rank does not open.
+void fabric() {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  char line[4096];
+  bool mapped = false;
+  while (maps && std::fgets(line, sizeof line, maps)) mapped |= std::strstr(line, "/libfabric.so") != nullptr;
+  if (maps) std::fclose(maps);
+  if (mapped != (dsm::nprocs() > 1)) {
+    std::fprintf(stderr, "rank %d of %d: libfabric %s\n", dsm::rank(), dsm::nprocs(), mapped ? "mapped" : "not mapped");
+    ++failures;
+  }
+}
+
+}  // namespace dsm_check

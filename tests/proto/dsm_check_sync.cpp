@@ -1,0 +1,147 @@
+// Locks and barriers: data that migrates under a lock, turns taken through one, a producer
+// and its consumers, and phases of barriers over pages written by several ranks.
+#include "dsm_check.hpp"
+
+#include <dsm/dsm.hpp>
+
+#include <cstring>
+#include <vector>
+
+namespace dsm_check {
+
+// Every rank writes its own words, interleaved, so every page has several writers.
+void false_sharing() {
+  const long n = 64 * 1024;
+  auto* sh_a = dsm::alloc<std::int32_t>(n);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (int round = 1; round <= 3; ++round) {
+    for (long i = me; i < n; i += P) sh_a[i] = std::int32_t(i * 7 + round);
+    dsm::barrier();
+    for (long i = 0; i < n; ++i) expect(sh_a[i] == i * 7 + round, "false sharing", i, sh_a[i], i * 7 + round);
+    dsm::barrier();
+  }
+}
+
+// A counter every rank increments under a lock: migratory data.
+void migratory() {
+  auto* sh_c = dsm::alloc<long>(2);
+  const int per_rank = 2000;
+  for (int k = 0; k < per_rank; ++k) {
+    dsm::lock_acquire(3);
+    sh_c[0] += 1;
+    sh_c[1] += dsm::rank() + 1;
+    dsm::lock_release(3);
+  }
+  dsm::barrier();
+  const long P = dsm::nprocs();
+  expect(sh_c[0] == per_rank * P, "counter", 0, sh_c[0], per_rank * P);
+  expect(sh_c[1] == per_rank * P * (P + 1) / 2, "weighted counter", 1, sh_c[1], per_rank * P * (P + 1) / 2);
+}
+
+// The ranks take `rounds` turns each, in rank order, through a turn counter under a lock:
+// every turn waits for the lock's token from the rank before, and locks are the only
+// synchronization until the final barrier.
+void turns(long rounds) {
+  auto* sh_turn = dsm::alloc<long>(1);
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (long taken = 0; taken < rounds;) {
+    dsm::lock_acquire(0);
+    if (sh_turn[0] % P == me) {
+      ++sh_turn[0];
+      ++taken;
+    }
+    dsm::lock_release(0);
+  }
+  dsm::barrier();
+  expect(sh_turn[0] == rounds * P, "turns", 0, sh_turn[0], rounds * P);
+}
+
+// Rank 0 produces items one at a time; the others consume them in turn through a lock.
+void producer_consumer() {
+  const long items = 200, len = 3000;  // each item spans pages
+  auto* sh_buf = dsm::alloc<long>(len);
+  auto* sh_state = dsm::alloc<long>(2);  // [0]: item number ready, [1]: consumed count
+  const int P = dsm::nprocs();
+  if (P == 1) return;
+  long consumed_sum = 0;
+  for (long item = 1; item <= items; ++item) {
+    int consumer = 1 + int(item % (P - 1));
+    if (dsm::rank() == 0) {
+      for (;;) {  // wait until the previous item was consumed
+        dsm::lock_acquire(1);
+        bool free = sh_state[1] == item - 1;
+        if (free) {
+          for (long i = 0; i < len; ++i) sh_buf[i] = item * 100000 + i;
+          sh_state[0] = item;
+        }
+        dsm::lock_release(1);
+        if (free) break;
+      }
+    } else if (dsm::rank() == consumer) {
+      for (;;) {
+        dsm::lock_acquire(1);
+        bool ready = sh_state[0] == item;
+        if (ready) {
+          for (long i = 0; i < len; ++i) {
+            expect(sh_buf[i] == item * 100000 + i, "consumed item", i, sh_buf[i], item * 100000 + i);
+            consumed_sum += sh_buf[i];
+          }
+          sh_state[1] = item;
+        }
+        dsm::lock_release(1);
+        if (ready) break;
+      }
+    }
+  }
+  dsm::barrier();
+  expect(sh_state[1] == items, "items consumed", 1, sh_state[1], items);
+}
+
+// Jacobi-like phases over many pages, with the row split changing every phase.
+void stencil() {
+  const long n = 300, iters = 12;
+  auto* sh_a = dsm::alloc<double>(n * n);
+  auto* sh_b = dsm::alloc<double>(n * n);
+  std::vector<double> a(n * n), b(n * n);
+  for (long i = 0; i < n * n; ++i) a[i] = double(i % 97);
+  if (dsm::rank() == 0) std::memcpy(sh_a, a.data(), sizeof(double) * n * n);
+  dsm::barrier();
+  const int me = dsm::rank(), P = dsm::nprocs();
+  for (long it = 0; it < iters; ++it) {
+    long shift = it * 7 % 13;  // rows move between ranks: pages change hands
+    long lo = 1 + (n - 2) * me / P + (me ? shift : 0), hi = 1 + (n - 2) * (me + 1) / P + (me + 1 < P ? shift : 0);
+    for (long i = lo; i < hi; ++i)
+      for (long j = 1; j < n - 1; ++j)
+        sh_b[i * n + j] = 0.25 * (sh_a[(i - 1) * n + j] + sh_a[(i + 1) * n + j] + sh_a[i * n + j - 1] + sh_a[i * n + j + 1]);
+    dsm::barrier();
+    for (long i = lo; i < hi; ++i)
+      for (long j = 1; j < n - 1; ++j) sh_a[i * n + j] = sh_b[i * n + j];
+    dsm::barrier();
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j)
+        b[i * n + j] = 0.25 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] + a[i * n + j + 1]);
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j) a[i * n + j] = b[i * n + j];
+  }
+  for (long i = 0; i < n * n; ++i) expect(sh_a[i] == a[i], "stencil", i, long(sh_a[i]), long(a[i]));
+}
+
+// Locks and barriers for `seconds` (rank 0's clock decides when to stop): a job whose
+// statistics grow while the board's live test reads them.
+void sync_for(double seconds) {
+  auto* sh = dsm::alloc<long>(2);  // [0]: a counter under a lock, [1]: stop flag
+  const double end = dsm::wtime() + seconds;
+  long rounds = 0;
+  for (bool stop = false; !stop; ++rounds) {
+    dsm::lock_acquire(5);
+    sh[0] += 1;
+    dsm::lock_release(5);
+    if (dsm::rank() == 0 && dsm::wtime() >= end) sh[1] = 1;
+    dsm::barrier();
+    stop = sh[1] != 0;
+  }
+  dsm::barrier();
+  expect(sh[0] == rounds * dsm::nprocs(), "counter", 0, sh[0], rounds * dsm::nprocs());
+}
+
+}  // namespace dsm_check
