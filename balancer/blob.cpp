@@ -1,6 +1,5 @@
 #include "blob.hpp"
 
-#include <cmath>
 #include <cstring>
 
 namespace dsm::lb {
@@ -27,7 +26,12 @@ struct Reader {
   }
 };
 
-bool valid_time(double t) { return std::isfinite(t) && t >= 0; }
+// A figure is a sum or difference of clock readings that tick in nanoseconds: when not 0, at
+// least the rounding of such doubles (~1e-25 s), and within a job's life. Anything else is
+// no measurement, and rates of up to 2^63 iterations per such a time (or CPU seconds over
+// wall seconds, fgdls) would overflow: a subnormal time, or one of years. NaN fails both.
+constexpr double min_time = 1e-30, max_time = 1e9;
+bool valid_time(double t) { return t == 0 || (t >= min_time && t <= max_time); }
 
 }  // namespace
 

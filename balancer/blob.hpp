@@ -32,8 +32,9 @@ struct Published {
 };
 
 std::vector<std::byte> encode_figures(const Published& p);
-// nullopt when the blob is malformed (wrong version, truncated, trailing bytes, negative or
-// non-finite times, absurd counts).
+// nullopt when the blob is malformed (wrong version, truncated, trailing bytes, times that no
+// clock measured: negative, non-finite, positive below 1e-30 s (subnormals among them) or
+// above 1e9 s; absurd counts).
 std::optional<Published> decode_figures(const std::vector<std::byte>& blob);
 
 // 64-bit FNV-1a: the same site name gives the same id on every rank.

@@ -24,20 +24,20 @@ include='^(dsm\.|mem[:.]|net\.|balancer)'
 # Left out, in every sanitizer build:
 #   fuzz      libFuzzer targets: built with clang++-14 apart from this build, and already
 #             run with -fsanitize=fuzzer,address,undefined by the normal test run.
-#   balancer: rows under load
-#             timing tests (a loaded rank must end with fewer iterations) that take the whole
-#             machine for minutes and RUN_SERIAL: the sanitizers' slowdown, not the load,
-#             would decide them. "balancer: rows through dsmrun, no load" does run.
+#   balancer: rows with a slow rank
+#             a rank that computes its rows four times, for 100 executions: minutes of the
+#             matrix product at -O0 with a sanitizer. Moves under the sanitizers are checked by
+#             "balancer: follows, then decides" (a move at nearly every execution).
 #   dsm.handoff_loaded
-#             also under the load, and it bounds each fetch's time (a stall of the service
-#             thread's idle timeout): the sanitizers' slowdown would decide it too.
+#             under the paper's load, and it bounds each fetch's time (a stall of the service
+#             thread's idle timeout): the sanitizers' slowdown would decide it.
 #   mem:running out of kernel mappings
 #             exhausts vm.max_map_count on purpose; the sanitizer's allocator then cannot map
 #             memory for the error path (ASan: "allocator is out of memory").
 #   balancer: a sliding window keeps its memory
 #             bounds the growth of resident memory, which the sanitizers' allocators (ASan's
 #             quarantine of freed blocks) make grow by themselves.
-exclude='fuzz|^balancer: rows under load|^dsm\.handoff_loaded|^mem:running out of kernel mappings|^balancer: a sliding window'
+exclude='fuzz|^balancer: rows with a slow rank|^dsm\.handoff_loaded|^mem:running out of kernel mappings|^balancer: a sliding window'
 
 sanitize() {
   local mode=$1 dir

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -197,6 +198,27 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{NAN}, {0}}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
+}
+
+TEST_CASE("a time in the figures is 0 or one a clock measured") {
+  const auto wall = [](double t) { return decode_figures(encode_figures(Published{0, {{1, 1, {{t}, {0}}}}})); };
+  const auto cpu = [](double t) { return decode_figures(encode_figures(Published{0, {{1, 1, {{1e-3}, {t}}}}})); };
+  const auto period = [](double t) { return decode_figures(encode_figures(Published{0, {{1, 1, {{}, {}, t}}}})); };
+  const auto page = [](double t) { return decode_figures(encode_figures(Published{t, {}})); };
+  for (const auto& decode : {+wall, +cpu, +period, +page}) {
+    CHECK(decode(0));
+    CHECK(decode(1e-9));  // a clock's tick
+    CHECK(decode(1e-25));  // the rounding left by a difference of readings
+    CHECK(decode(3600));
+    // Rates of iterations per such a time overflow: a subnormal, the smallest normal number.
+    CHECK_FALSE(decode(std::numeric_limits<double>::denorm_min()));
+    CHECK_FALSE(decode(1e-310));
+    CHECK_FALSE(decode(std::numeric_limits<double>::min()));
+    CHECK_FALSE(decode(1e-31));
+    CHECK_FALSE(decode(1e10));
+    CHECK_FALSE(decode(-0.5));
+    CHECK_FALSE(decode(std::numeric_limits<double>::infinity()));
+  }
 }
 
 TEST_CASE("options from the environment, with errors naming the variable") {
