@@ -78,7 +78,9 @@ void warn_unknown_variables(const std::vector<std::string>& extra_env) {
         std::find(std::begin(known_variables), std::end(known_variables), name) != std::end(known_variables))
       continue;
     const std::string_view closest = closest_setting(name);
-    std::fprintf(stderr, "dsmrun: warning: nothing reads %s%s%.*s%s (the settings are listed in the README)\n",
+    std::fprintf(stderr,
+                 "dsmrun: warning: nothing reads %s%s%.*s%s (the settings are listed in docs/usage.md, "
+                 "section Settings)\n",
                  name.c_str(), closest.empty() ? "" : "; did you mean ", int(closest.size()), closest.data(),
                  closest.empty() ? "" : "?");
   }
