@@ -26,8 +26,9 @@ class Job {
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
-  // The job's exit status: 0, the first failure's, or 127 when the program cannot start here.
-  // Throws UsageError for bad use found now, std::runtime_error when the job cannot start.
+  // The job's exit status: 0, the first failure's, 1 when --stats-json cannot be written, or
+  // 127 when the program cannot start here. Throws UsageError for bad use found in the hosts,
+  // the hostfile or --rendezvous-addr, std::runtime_error when the job cannot start.
   int run();
 
  private:
