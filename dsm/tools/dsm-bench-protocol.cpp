@@ -1,5 +1,5 @@
 // dsm-bench-protocol: costs of the DSM protocol beside the floors it measures itself.
-// Run through dsmrun at 2 or more ranks (scripts/bench-dsm.sh does):
+// Run through dsmrun at 2 or more ranks (scripts/bench dsm does):
 //   remote read fault served by one writer's diff   vs  SIGSEGV+mprotect round trip + 4 KiB echo
 //   lock acquire whose token is at another rank      vs  small-message echo
 //   barrier                                          vs  small-message echo

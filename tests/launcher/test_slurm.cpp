@@ -6,7 +6,7 @@
 
 #include "slurm.hpp"
 
-TEST_CASE("Slurm task counts expand; ranks fill the nodes in block order up to the allocation") {
+TEST_CASE("Slurm task counts expand, and ranks fill the nodes in block order up to the allocation") {
   using dsm::slurm::expand_counts;
   using dsm::slurm::place_ranks;
   CHECK(expand_counts("2") == std::vector<int>{2});

@@ -144,17 +144,20 @@ class CoreMeter {
     bool valid = false;
     bool bound() const { return cpu >= 0; }
   };
-  double measured_cpus(const Sample& s) const { return s.bound() ? 1.0 : double(cpus_.size()); }
+  // A rank not bound moves between its CPUs, as many as its job may use here at most.
+  double measured_cpus(const Sample& s) const {
+    return s.bound() ? 1.0 : double(std::min<std::size_t>(cpus_.count, cpus_.mine.size()));
+  }
   double rounding(const Sample& s) const { return (measured_cpus(s) + 1.0 + s.peers) / s.hz; }
   Sample sample(double now) const {
     Sample s;
     s.wall = now;
-    if (cpus_.empty()) return s;
+    if (cpus_.mine.empty()) return s;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     const double hz = s.hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-    if (cpus_.size() == 1) s.cpu = sched_getcpu();
-    const std::vector<int> cpus = s.bound() ? std::vector<int>{s.cpu} : cpus_;
+    if (cpus_.mine.size() == 1) s.cpu = sched_getcpu();
+    const std::vector<int> cpus = s.bound() ? std::vector<int>{s.cpu} : cpus_.mine;
     // Without the board a bound rank counts peers on its core as other programs, as the
     // balancer then does; ranks not bound would count all of them, so they know nothing.
     const std::optional<Peers> peers = peers_on(cpus, hz);
@@ -167,7 +170,7 @@ class CoreMeter {
     s.valid = busy.has_value();
     return s;
   }
-  const std::vector<int> cpus_ = sys::allowed_cpus();
+  const sys::HostCpus cpus_ = sys::host_cpus();
   Sample since_;
   Reading reading_;
 };

@@ -10,7 +10,6 @@
 #include <string>
 #include <utility>
 
-#include <sched.h>
 #include <unistd.h>
 
 #include "mem/fault.hpp"
@@ -129,15 +128,6 @@ void open_board(const job::JobEnv& env) {
   }
 }
 
-// The CPUs the ranks of this host share: as dsmrun found them (DSM_HOST_CPUS), else the
-// Slurm allocation's on this node (srun binds each step to its own), else this process's
-// affinity (a cpuset or taskset).
-int host_cpus() {
-  if (std::getenv("DSM_HOST_CPUS")) return int(env_int("DSM_HOST_CPUS", 1, 1, CPU_SETSIZE));
-  if (std::getenv("SLURM_CPUS_ON_NODE")) return int(env_int("SLURM_CPUS_ON_NODE", 1, 1, CPU_SETSIZE));
-  return int(sys::allowed_cpus().size());
-}
-
 }  // namespace
 
 void init(int, char**) {
@@ -166,7 +156,7 @@ void init(int, char**) {
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once. Without dsmrun's count of
     // the ranks on this host, all of them are taken to be here.
-    if (int(env_int("DSM_HOST_RANKS", std::uint64_t(s.nprocs), 1, std::uint64_t(s.nprocs))) > host_cpus()) s.poll_ns = 0;
+    if (int(env_int("DSM_HOST_RANKS", std::uint64_t(s.nprocs), 1, std::uint64_t(s.nprocs))) > sys::host_cpus().count) s.poll_ns = 0;
     s.poll_ns = env_int("DSM_POLL_US", s.poll_ns / 1000, 0, 10'000'000) * 1000;
     s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),

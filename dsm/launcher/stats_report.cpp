@@ -1,0 +1,120 @@
+#include "stats_report.hpp"
+
+// Boost's JSON parser includes the old <boost/bind.hpp>, which without this prints a
+// deprecation note in every build.
+#define BOOST_BIND_GLOBAL_PLACEHOLDERS
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace dsm::launcher {
+
+namespace {
+
+namespace pt = boost::property_tree;
+
+// One line per loop the balancer saw, then each rank's power and ranges in it.
+void print_sites(const pt::ptree& sites) {
+  for (const auto& [name, site] : sites) {
+    const std::string follows = site.get("follows", "");
+    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s\n",
+                name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
+                site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
+                site.get("pages_moved", "0").c_str(),
+                follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
+    if (auto per_rank = site.get_child_optional("ranks"))
+      for (const auto& [unused, rank] : *per_rank) {
+        std::string ranges;
+        if (auto rs = rank.get_child_optional("ranges"))
+          for (const auto& [unused2, range] : *rs) {
+            std::vector<std::string> b;
+            for (const auto& [unused3, x] : range) b.push_back(x.data());
+            if (b.size() >= 2) ranges += " [" + b[0] + ", " + b[1] + ")";
+          }
+        std::printf("  rank %s: power %s, ranges%s\n", rank.get("rank", "?").c_str(), rank.get("power", "?").c_str(),
+                    ranges.c_str());
+      }
+  }
+}
+
+// The counters of every rank, by name in the order first seen, and the balancer's loops.
+struct Table {
+  std::vector<std::string> names;
+  std::vector<std::map<std::string, std::string>> values;  // by rank
+  pt::ptree sites;  // every rank computes the same distribution: rank 0's figures tell it
+};
+
+// Says on stderr which reports are not JSON.
+Table read_reports(const std::vector<std::string>& reports) {
+  Table t;
+  t.values.resize(reports.size());
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    pt::ptree tree;
+    try {
+      std::istringstream in(reports[r]);
+      pt::read_json(in, tree);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dsmrun: rank %zu reported unreadable statistics: %s\n", r, e.what());
+      continue;
+    }
+    if (auto counters = tree.get_child_optional("counters"))
+      for (const auto& [name, v] : *counters) {
+        if (std::find(t.names.begin(), t.names.end(), name) == t.names.end()) t.names.push_back(name);
+        t.values[r][name] = v.data();
+      }
+    if (auto balancer = tree.get_child_optional("sections.balancer"); balancer && r == 0) t.sites = *balancer;
+  }
+  return t;
+}
+
+void print_table(const Table& t) {
+  std::printf("%-24s", "counter");
+  for (std::size_t r = 0; r < t.values.size(); ++r) std::printf(" %14s", ("rank " + std::to_string(r)).c_str());
+  std::printf("\n");
+  for (const auto& name : t.names) {
+    std::printf("%-24s", name.c_str());
+    for (const auto& rank : t.values) {
+      auto it = rank.find(name);
+      std::printf(" %14s", it == rank.end() ? "-" : it->second.c_str());
+    }
+    std::printf("\n");
+  }
+  print_sites(t.sites);
+}
+
+bool write_json(const std::vector<std::string>& reports, const std::string& path) {
+  std::ofstream out(path);
+  out << "[";
+  for (std::size_t r = 0; r < reports.size(); ++r) out << (r ? ",\n" : "\n") << reports[r];
+  out << "\n]\n";
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "dsmrun: cannot write --stats-json %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool report_stats(const std::vector<std::string>& reports, const Options& opt) {
+  const Table table = read_reports(reports);
+  if (opt.stats) print_table(table);
+  return opt.stats_json.empty() || write_json(reports, opt.stats_json);
+}
+
+void show_board(const board::Board& board, const std::string& label) {
+  try {
+    std::fprintf(stderr, "%s: %s", label.c_str(), board::format_table(board.read()).c_str());
+  } catch (const board::BadBoard& e) {
+    std::fprintf(stderr, "%s: the statistics board %s is %s\n", label.c_str(), board.name().c_str(), e.what());
+  }
+}
+
+}  // namespace dsm::launcher
