@@ -45,7 +45,7 @@ TEST_CASE("job environment: single rank without dsmrun, errors name the variable
   for (const char* v : {"DSM_RANK", "DSM_SIZE", "DSM_RENDEZVOUS", "DSM_TOKEN", "DSM_PROVIDER"}) unsetenv(v);
 }
 
-TEST_CASE("all-gather blobs pack and unpack; truncation is an error") {
+TEST_CASE("all-gather blobs pack and unpack, and truncation is an error") {
   const std::vector<std::vector<std::byte>> blobs = {{}, {std::byte{1}}, {std::byte{2}, std::byte{3}}};
   const auto packed = pack_blobs(blobs);
   CHECK(unpack_blobs(packed) == blobs);

@@ -81,7 +81,7 @@ TEST_CASE("random pages: diffs match the reference encoder and reproduce the pag
   }
 }
 
-TEST_CASE("equal pages give an empty diff; an empty diff changes nothing") {
+TEST_CASE("equal pages give an empty diff, and an empty diff changes nothing") {
   std::mt19937_64 rng(2);
   const Bytes p = random_page(rng);
   CHECK(encode(p, p).empty());

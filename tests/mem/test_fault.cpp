@@ -132,7 +132,7 @@ TEST_CASE("faults outside the region go to the previous handler") {
   }), 42));
 }
 
-TEST_CASE("uninstall restores the previous action; one installation at a time") {
+TEST_CASE("uninstall restores the previous action, and one installation at a time") {
   CHECK(died_of_segv(in_child([] {
     Region r(base, capacity);
     g_region = &r;
