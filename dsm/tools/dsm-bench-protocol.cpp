@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/state.hpp"
+#include "proto/sync.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// The runtime's state on one rank, shared by the page protocol (page_protocol.cpp), the
-// synchronization (sync.cpp) and the public API (runtime/runtime.cpp). Internal.
+// The runtime's state on one rank, shared by the page protocol, the synchronization
+// (sync.cpp) and the public API (runtime/runtime.cpp). Internal.
 //
 // Threads: the application thread changes page states, the open interval and the interval
 // log; the service thread answers diff requests, forwards locks and manages barriers.
@@ -14,11 +14,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,42 +26,11 @@
 #include "net/signal.hpp"
 #include "net/transport.hpp"
 #include "proto/claims.hpp"
-#include "proto/codec.hpp"
+#include "proto/inbox.hpp"
 #include "proto/intervals.hpp"
 #include "proto/whole_runs.hpp"
 
 namespace dsm::proto {
-
-// Message types of the protocol (the transport's uint16 type).
-enum Msg : std::uint16_t {
-  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
-  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
-                      // the page as it is (a request at_collection, for a valid page)
-  lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
-  lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
-  lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
-  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
-                      // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
-  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
-                      // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
-  echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
-  echo_reply = 9,
-};
-
-// For messages that name a message.
-constexpr const char* msg_name(std::uint16_t type) {
-  constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
-                                   "lock forward", "lock grant", "barrier arrival", "barrier departure",
-                                   "echo request", "echo reply"};
-  return type < std::size(names) ? names[type] : names[0];
-}
-
-// A reply the service thread queued for the application thread.
-struct Reply {
-  int src;
-  Msg type;
-  std::vector<std::byte> payload;
-};
 
 // The fields a barrier's merge and interval end touch for every page come first, in one
 // cache line: thousands of pages are walked per barrier, after a loop that streamed
@@ -111,14 +78,6 @@ struct alignas(64) Page {
   std::unique_ptr<std::byte[]> shown;
 };
 
-// A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
-// at that interval's end, or that interval's diff of it.
-struct Push {
-  std::uint32_t proc, idx, page;
-  bool whole;
-  std::span<const std::byte> data;
-};
-
 struct LockRequest {
   int rank;
   std::uint64_t epoch;  // barriers the requester had completed when it asked
@@ -157,16 +116,6 @@ struct RecentMedian {
     return s[n / 2];
   }
 };
-
-// The balancer moves pages in bulk (one request per writer), so what a page costs it is a
-// bulk fetch's time per page. A fetch of a few pages is mostly round-trip latency, and
-// under load mostly the wait for a descheduled peer: sampled per page, one boundary page
-// came to 0.9 ms, which priced every move out for good. Only fetches of at least this
-// many pages are sampled.
-constexpr std::size_t bulk_fetch_pages = 64;
-// Largest run a fault fetches ahead on a sequential read (below bulk_fetch_pages: the
-// balancer's page cost is sampled from its own bulk fetches).
-constexpr std::uint32_t max_fetch_ahead = 32;
 
 struct State {
   int me = 0;
@@ -252,55 +201,12 @@ inline std::uint64_t diff_key(std::uint32_t page, std::uint32_t idx) {
   return (std::uint64_t(page) << 32) | idx;
 }
 
+// The page's bytes in the runtime's alias of the region (always writable).
+std::byte* alias_page(std::uint32_t page);
+// Gives `pages` protection `prot` in the application view, one mprotect per run (sorts them).
+void protect(std::vector<std::uint32_t>& pages, mem::Prot prot);
+
+// Reports on stderr, in one write, and ends the rank with status 1.
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-
-// page_protocol.cpp
-void on_fault(void* addr, bool is_write);
-// At every release and acquire. Held pages stay writable only across barriers.
-void close_interval(bool at_barrier);
-// Records a claim (see runtime_hooks.hpp); collective claims may be held across barriers.
-void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
-// At every acquire: learn intervals, invalidate pages. A pushed page whose only missing
-// change is its push is updated in place instead.
-void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
-// Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
-// readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
-void encode_pushes(codec::Writer& w, const Interval* newest);
-// Brings the pages up to date. `collecting`: garbage collection, where every rank knows
-// every change, so a writer whose copy is valid sends it whole instead of its diffs.
-void make_valid(std::vector<std::uint32_t> pages, bool collecting = false);
-// Calls part(first, end, held) for the parts of [first, last) in page order, held when
-// this rank surely holds every page of the part (valid, writable, announced whole at every
-// barrier), known from the runs of the last walk of the holds without touching the pages.
-void split_held(std::uint32_t first, std::uint32_t last,
-                const std::function<void(std::uint32_t, std::uint32_t, bool)>& part);
-// What opening held pages [first, last) for writing comes to: their holds are renewed.
-void renew_holds(std::uint32_t first, std::uint32_t last);
-// Gives the pages of [first, end) their pending whole notices back from whole_runs, before
-// anything reads or changes their `pending` or `valid`. Called with mu held.
-void take_whole(std::uint32_t first, std::uint32_t end);
-// Opens valid pages for writing (twins, or none when `whole`); pages[guessed_from..] are
-// opened ahead of the writes (Page::ahead).
-void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from = SIZE_MAX);
-void serve_diff_request(int src, codec::Reader& r);
-void garbage_collect();
-std::size_t protocol_bytes();
-// Waits for the next reply for the application thread and takes it out of the inbox. That
-// thread waits for one kind of reply at a time: one of another type, or from another rank
-// than `from` (-1: any), is a forged or duplicated message, and fatal.
-Reply wait_inbox(Msg type, int from);
-void post_inbox(int src, Msg type, std::span<const std::byte> payload);
-
-// sync.cpp
-void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
-// A barrier that checks every rank reached the same collective call: `call` is 0 for
-// dsm::barrier, the size for dsm::alloc, finalize_call for dsm::finalize. The barrier inside
-// garbage collection passes collecting = true, so it cannot start another.
-constexpr std::uint64_t finalize_call = ~std::uint64_t{0};
-void barrier_with(std::uint64_t call, bool collecting = false);
-void acquire(int lock);
-// Sends `bytes` to `peer`'s service thread and waits for them to come back.
-void echo(int peer, std::span<const std::byte> bytes);
-void release(int lock);
 
 }  // namespace dsm::proto

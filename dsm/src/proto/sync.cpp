@@ -1,9 +1,16 @@
-// Synchronization: barriers through a manager (rank 0) and locks with a static manager
-// per lock id and forwarding to the last requester (TreadMarks). Every acquire brings the
-// write notices the acquirer has not seen; the barrier also carries the balancer's figures.
+// Barriers and locks (TreadMarks): every acquire brings the write notices the acquirer has
+// not seen; the barrier also carries the balancer's figures.
+#include "proto/sync.hpp"
+
 #include <cstdio>
+#include <string>
 
 #include "mem/heap.hpp"
+#include "proto/gc.hpp"
+#include "proto/inbox.hpp"
+#include "proto/interval_end.hpp"
+#include "proto/notices.hpp"
+#include "proto/serve.hpp"
 #include "proto/state.hpp"
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
@@ -38,6 +45,8 @@ void check_held_through_barrier(int lock) {
     fatal("a barrier was entered holding lock %d, which rank %d waits for: neither can go on "
           "(release the lock before the barrier)", lock, t.next->rank);
 }
+
+}  // namespace
 
 void on_lock_request(int src, codec::Reader& r) {
   auto& s = state();
@@ -174,29 +183,6 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   m.max_protocol_bytes = 0;
   for (auto& v : m.vts) v.clear();
   for (auto& p : m.pushes) p.clear();
-}
-
-}  // namespace
-
-void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload) {
-  auto& s = state();
-  try {
-    codec::Reader r(payload);
-    switch (type) {
-      case diff_request: serve_diff_request(src, r); return;
-      case lock_request: on_lock_request(src, r); return;
-      case lock_forward: on_lock_forward(src, r); return;
-      case barrier_arrive: on_barrier_arrive(src, payload); return;
-      case diff_reply:
-      case lock_grant:
-      case barrier_depart:
-      case echo_reply: post_inbox(src, Msg(type), payload); return;
-      case echo_request: s.net->send(src, echo_reply, payload); return;
-      default: throw codec::DecodeError("unknown message type");
-    }
-  } catch (const codec::DecodeError& e) {
-    fatal("rejected %s (type %u) from rank %d: %s", msg_name(type), unsigned(type), src, e.what());
-  }
 }
 
 void barrier_with(std::uint64_t call, bool collecting) {

@@ -17,7 +17,13 @@
 #include "mem/heap.hpp"
 #include "net/fabric_lib.hpp"
 #include "net/segments.hpp"
+#include "proto/dispatch.hpp"
+#include "proto/fault_path.hpp"
+#include "proto/fetch.hpp"
+#include "proto/holds.hpp"
+#include "proto/notices.hpp"
 #include "proto/state.hpp"
+#include "proto/sync.hpp"
 #include "runtime/cpus.hpp"
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
@@ -28,15 +34,6 @@ std::string balancer_stats_json();
 }
 
 namespace dsm {
-
-namespace proto {
-State& state() {
-  // Never destroyed: a rank that leaves without dsm::finalize (exit from main) must not tear
-  // down pages and diffs under its service thread, which still answers the other ranks.
-  static State& s = *new State;
-  return s;
-}
-}  // namespace proto
 
 namespace {
 

@@ -1,0 +1,102 @@
+#include "proto/fault_path.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "proto/diffs.hpp"
+#include "proto/fetch.hpp"
+#include "proto/state.hpp"
+#include "runtime/stats.hpp"
+
+namespace dsm::proto {
+
+void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from) {
+  auto& s = state();
+  std::vector<std::uint32_t> opened;
+  std::uint64_t twins = 0;
+  {
+    std::lock_guard lk(s.mu);
+    std::uint32_t open_idx = s.log.known(std::uint32_t(s.me));
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      const std::uint32_t page = pages[i];
+      auto& pg = s.pages[page];
+      const bool claimed = s.claims.owner(page, s.epoch) == s.me;
+      // A kept page now written whole needs its twin no more: the whole page carries every
+      // write of the open interval.
+      const bool kept_to_whole = pg.kept && (whole || claimed);
+      if (pg.dirty && !kept_to_whole) continue;
+      if (pg.held) {  // already writable, and announced whole at every interval end
+        s.claims.renew(page, s.epoch);
+        continue;
+      }
+      if (kept_to_whole) {
+        pg.twin.reset();
+        pg.kept = false;
+      } else if (pg.twin) {
+        encode_twin(page);  // the twin of a closed interval becomes its diff
+      }
+      pg.dirty_whole = whole || claimed;
+      if (claimed && s.claims.holder(page) == s.me) {
+        pg.held = true;
+        s.claims.renew(page, s.epoch);
+        s.held.push_back(page);
+        s.held_changed = true;
+      }
+      if (kept_to_whole) continue;  // writable and listed as dirty already
+      if (!pg.dirty_whole) {
+        pg.twin.reset(new std::byte[mem::page_size]);
+        std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
+        pg.twin_idx = open_idx;
+        ++twins;
+      }
+      pg.dirty = true;
+      pg.ahead = i >= guessed_from;
+      s.dirty.push_back(page);
+      opened.push_back(page);
+    }
+  }
+  stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
+  protect(opened, mem::Prot::read_write);
+}
+
+void on_fault(void* addr, bool is_write) {
+  auto& s = state();
+  auto page = std::uint32_t(s.region->page_of(addr));
+  if (page >= s.heap_pages) {
+    std::fprintf(stderr, "dsm: rank %d: access to unallocated shared memory at %p\n", s.me, addr);
+    std::signal(SIGSEGV, SIG_DFL);  // the access faults again and ends the rank normally
+    return;
+  }
+  auto& c = stats::counters();
+  (is_write ? c.write_faults : c.read_faults).fetch_add(1, std::memory_order_relaxed);
+  stats::Timer timer(c.protocol_ns);
+  if (!s.pages[page].valid) {
+    // A fault on the page right after the run the last fetching fault brought is a walk
+    // through memory others wrote (a result gathered after a loop): fetch ahead, in runs
+    // that double up to max_fetch_ahead pages, one request per writer instead of one per
+    // page. Pages already valid are left out; any other fault fetches its page alone.
+    s.fetch_window = page == s.next_fetch ? std::min(2 * s.fetch_window, max_fetch_ahead) : 1;
+    s.next_fetch = std::min(page + s.fetch_window, s.heap_pages.load());
+    std::vector<std::uint32_t> run;
+    for (std::uint32_t p = page; p < s.next_fetch; ++p) run.push_back(p);
+    make_valid(std::move(run));
+  }
+  if (!is_write) return;
+  // Likewise a write fault right after the run the last one opened is a sequential first
+  // write (a block written without dsm::own, an array initialized): the next pages of a
+  // run that doubles up to s.max_write_ahead are opened with it, those that are valid and
+  // neither open nor this rank's claim (a claim is opened without a twin, announced whole).
+  s.write_window = page == s.next_write ? std::min(2 * s.write_window, s.max_write_ahead) : 1;
+  s.next_write = std::min(page + s.write_window, s.heap_pages.load());
+  std::vector<std::uint32_t> run{page};
+  for (std::uint32_t p = page + 1; p < s.next_write; ++p) {
+    const Page& pg = s.pages[p];
+    if (pg.valid && !pg.dirty && !pg.held && s.claims.owner(p, s.epoch) != s.me) run.push_back(p);
+  }
+  open_for_write(run, false, 1);
+}
+
+}  // namespace dsm::proto

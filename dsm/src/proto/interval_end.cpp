@@ -1,0 +1,135 @@
+#include "proto/interval_end.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "proto/diffs.hpp"
+#include "proto/holds.hpp"
+#include "proto/state.hpp"
+#include "runtime/stats.hpp"
+
+namespace dsm::proto {
+
+namespace {
+
+// At most this many pages are kept open (see Page::kept): each costs a page comparison at
+// every interval end, written or not.
+constexpr std::size_t max_kept = 64;
+
+}  // namespace
+
+void close_interval(bool at_barrier) {
+  auto& s = state();
+  // Held pages are walked (a page at a time, 10-30 us for thousands) only when a hold began,
+  // ended or was lost since the last walk, at other interval ends than barriers, and when
+  // a hold lapses; in between they are announced from the runs the last walk left.
+  const bool walk = !at_barrier || s.held_changed || (s.epoch >= s.held_walk_due && hold_lapses());
+  // A held page may have been written without a fault: it counts as written, whole.
+  const std::size_t opened = s.dirty.size();
+  if (walk)
+    for (auto p : s.held) {
+      auto& pg = s.pages[p];
+      if (!pg.held || pg.dirty) continue;
+      pg.dirty = pg.dirty_whole = true;
+      s.dirty.push_back(p);
+    }
+  if (s.dirty.empty() && (walk || s.held_runs.empty())) {
+    if (walk) forget_holds();
+    return;
+  }
+  // The kept and opened pages of this interval, then the held ones (in page order since
+  // the last barrier): two sorted parts to merge, not thousands of pages to sort.
+  const auto mid = s.dirty.begin() + std::ptrdiff_t(opened);
+  if (!std::is_sorted(s.dirty.begin(), mid)) std::sort(s.dirty.begin(), mid);
+  if (!std::is_sorted(mid, s.dirty.end())) std::sort(mid, s.dirty.end());
+  std::inplace_merge(s.dirty.begin(), mid, s.dirty.end());
+  // A kept page closed by another rank's change and opened again is listed twice.
+  s.dirty.erase(std::unique(s.dirty.begin(), s.dirty.end()), s.dirty.end());
+  std::vector<std::uint32_t> written, read_only, still_held, kept;
+  std::uint64_t oldest_hold = s.epoch;
+  std::vector<std::uint8_t> whole;
+  written.reserve(s.dirty.size());
+  whole.reserve(s.dirty.size());
+  std::uint64_t twins = 0;
+  std::unique_lock lk(s.mu);
+  const std::uint32_t idx = s.log.known(std::uint32_t(s.me));
+  for (auto p : s.dirty) {
+    auto& pg = s.pages[p];
+    if (!pg.dirty) continue;  // a kept page that another rank's change closed
+    if (std::exchange(pg.ahead, false) && !pg.dirty_whole &&
+        std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) == 0) {
+      pg.twin.reset();  // opened ahead and not written
+      pg.dirty = false;
+      read_only.push_back(p);
+      continue;
+    }
+    const bool rewritten = pg.written_epoch != ~0ull && s.epoch - pg.written_epoch <= 2;
+    if (!pg.dirty_whole && kept.size() < max_kept && (pg.kept || (at_barrier && rewritten))) {
+      if (!pg.kept) pg.idle = 0;
+      const bool changed = std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) != 0;
+      if (changed) {
+        s.diff_bytes += encode_diff(p, s.diffs[diff_key(p, idx)]);
+        std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
+        ++twins;
+        pg.idle = 0;
+        pg.last_writer = s.me;
+        if (at_barrier) pg.written_epoch = s.epoch;
+        written.push_back(p);
+        whole.push_back(0);
+      } else {
+        ++pg.idle;
+      }
+      if (pg.idle < hold_barriers) {
+        pg.kept = true;
+        kept.push_back(p);
+        continue;
+      }
+      pg.twin.reset();  // unchanged for long: closed, its next write faults
+      pg.kept = pg.dirty = false;
+      read_only.push_back(p);
+      continue;
+    }
+    written.push_back(p);
+    whole.push_back(pg.dirty_whole);
+    if (!pg.dirty_whole && at_barrier) pg.written_epoch = s.epoch;
+    pg.kept = pg.dirty = pg.dirty_whole = false;
+    pg.last_writer = s.me;
+    const std::uint64_t held_epoch = s.claims.held_epoch(p);
+    if (pg.held && at_barrier && !pg.hold_ends && s.epoch - held_epoch < hold_barriers) {
+      still_held.push_back(p);
+      oldest_hold = std::min(oldest_hold, held_epoch);
+      continue;
+    }
+    if (pg.held) pg.shown.reset();
+    pg.held = pg.hold_ends = false;
+    read_only.push_back(p);
+  }
+  std::vector<PageRun> runs = to_runs(written, whole);
+  if (!walk) runs = merge_runs(runs, s.held_runs);
+  if (at_barrier && !s.read_pages.empty()) runs = remove_pages(runs, unchanged_holds(runs));
+  if (!runs.empty()) {
+    Interval in;
+    in.proc = std::uint32_t(s.me);
+    in.idx = idx;
+    in.vt = s.log.vector_time();
+    in.vt[in.proc] = in.idx + 1;
+    in.runs = std::move(runs);
+    s.log.add(std::move(in));
+  }
+  for (auto p : kept) s.pages[p].twin_idx = s.log.known(std::uint32_t(s.me));  // the open interval's
+  lk.unlock();
+  stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
+  // Written pages stay valid; the next write opens a new interval's twin.
+  protect(read_only, mem::Prot::read);
+  s.dirty = std::move(kept);
+  if (!walk) return;
+  s.held = std::move(still_held);
+  s.held_runs = to_runs(s.held, std::vector<std::uint8_t>(s.held.size(), 1));
+  s.held_changed = false;
+  // Loops only renew holds (held_epoch grows): no hold lapses before the oldest one does.
+  s.held_walk_due = oldest_hold + hold_barriers;
+}
+
+}  // namespace dsm::proto
