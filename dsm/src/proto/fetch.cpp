@@ -18,8 +18,8 @@ namespace dsm::proto {
 void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
-    prefetch_page(s.pages, p + prefetch_distance);
-    return s.pages[p].valid;
+    prefetch_page(s.heap.pages, p + prefetch_distance);
+    return s.heap.pages[p].valid;
   });
   if (pages.empty()) return;
   stats::Timer timer(stats::counters().protocol_ns);
@@ -37,8 +37,8 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       auto need = needed_changes(page);
       for (const Notice& n : need) {
         if (n.proc == std::uint32_t(s.me)) {
-          if (s.pages[page].twin && s.pages[page].twin_idx == n.idx) encode_twin(page);
-          own[diff_key(page, n.idx)] = s.diffs[diff_key(page, n.idx)];
+          if (s.heap.pages[page].twin && s.heap.pages[page].twin_idx == n.idx) encode_twin(page);
+          own[diff_key(page, n.idx)] = s.served.diffs[diff_key(page, n.idx)];
         } else {
           asks[int(n.proc)].push_back({page, n});
         }
@@ -81,7 +81,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
     std::uint64_t t0 = stats::now_ns();
     for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox(diff_reply, -1));
     if (pages.size() >= bulk_fetch_pages && sent)
-      s.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
+      s.balancer.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
   }
   for (const auto& rep : replies) {
     try {
@@ -130,7 +130,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
         apply_change(page, n, it->second);
       }
     }
-    auto& pg = s.pages[page];
+    auto& pg = s.heap.pages[page];
     pg.pending.clear();
     pg.valid = true;
   }

@@ -12,34 +12,34 @@ namespace dsm::proto {
 std::size_t protocol_bytes() {
   auto& s = state();
   std::lock_guard lk(s.mu);
-  return s.diff_bytes + s.log.bytes();
+  return s.served.diff_bytes + s.intervals.log.bytes();
 }
 
 void garbage_collect() {
   auto& s = state();
   {
     std::lock_guard lk(s.mu);
-    s.collecting = true;
+    s.gc.collecting = true;
   }
   // Every rank collecting before any asks: a rank that had not merged the barrier that
   // started the collection could only send diffs, one per interval since the last one.
   barrier_with(0, true);
   std::vector<std::uint32_t> all;
-  for (std::uint32_t p = 0; p < s.heap_pages; ++p)
-    if (!s.pages[p].valid) all.push_back(p);
+  for (std::uint32_t p = 0; p < s.heap.allocated; ++p)
+    if (!s.heap.pages[p].valid) all.push_back(p);
   make_valid(std::move(all), true);
   barrier_with(0, true);
   std::lock_guard lk(s.mu);
-  s.collecting = false;
-  if (!s.whole_runs.empty()) fatal("garbage collection left pages listed as pending whole");
-  for (auto& pg : s.pages) {
+  s.gc.collecting = false;
+  if (!s.intervals.whole_runs.empty()) fatal("garbage collection left pages listed as pending whole");
+  for (auto& pg : s.heap.pages) {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
     if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start
   }
-  s.diffs.clear();
-  s.diff_bytes = 0;
-  s.log.clear();
-  s.last_sent_interval = s.log.known(std::uint32_t(s.me));
+  s.served.diffs.clear();
+  s.served.diff_bytes = 0;
+  s.intervals.log.clear();
+  s.intervals.last_sent = s.intervals.log.known(std::uint32_t(s.me));
   stats::counters().gcs.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -10,25 +10,25 @@ namespace dsm::proto {
 
 void forget_holds() {
   auto& s = state();
-  s.held.clear();
-  s.held_runs.clear();
-  s.held_changed = false;
+  s.holds.pages.clear();
+  s.holds.runs.clear();
+  s.holds.changed = false;
 }
 
 bool hold_lapses() {
   auto& s = state();
-  std::uint64_t oldest = s.epoch;
-  for (auto p : s.held) oldest = std::min(oldest, s.claims.held_epoch(p));
-  if (s.epoch - oldest >= hold_barriers) return true;
-  s.held_walk_due = oldest + hold_barriers;
+  std::uint64_t oldest = s.sync.epoch;
+  for (auto p : s.holds.pages) oldest = std::min(oldest, s.holds.claims.held_epoch(p));
+  if (s.sync.epoch - oldest >= hold_barriers) return true;
+  s.holds.walk_due = oldest + hold_barriers;
   return false;
 }
 
 std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
   auto& s = state();
   std::vector<std::uint32_t> same;
-  for (std::uint32_t p : s.read_pages) {
-    auto& pg = s.pages[p];
+  for (std::uint32_t p : s.served.read_pages) {
+    auto& pg = s.heap.pages[p];
     if (!pg.held) continue;
     const auto run = run_ending_after(runs, p);
     if (run == runs.end() || run->first > p || !run->whole) continue;
@@ -46,17 +46,17 @@ std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
   auto& s = state();
   // Two owners: nobody writes the page whole this epoch, and holding ends.
-  s.claims.claim(owner, first, last, collective, s.epoch, [&](std::uint32_t page, int holder) {
-    if (holder == s.me) s.pages[page].hold_ends = s.held_changed = true;
+  s.holds.claims.claim(owner, first, last, collective, s.sync.epoch, [&](std::uint32_t page, int holder) {
+    if (holder == s.me) s.heap.pages[page].hold_ends = s.holds.changed = true;
   });
 }
 
 void split_held(std::uint32_t first, std::uint32_t last,
                 const std::function<void(std::uint32_t, std::uint32_t, bool)>& part) {
-  auto& s = state();
-  // Between walks the runs are exact unless a hold began, ended or was lost (held_changed).
-  if (!s.held_changed) {
-    for (auto run = run_ending_after(s.held_runs, first); run != s.held_runs.end() && run->first < last && first < last;
+  const auto& holds = state().holds;
+  // Between walks the runs are exact unless a hold began, ended or was lost (Holds::changed).
+  if (!holds.changed) {
+    for (auto run = run_ending_after(holds.runs, first); run != holds.runs.end() && run->first < last && first < last;
          ++run) {
       const std::uint32_t a = std::max(first, run->first), b = std::min(last, run->first + run->count);
       if (a > first) part(first, a, false);
@@ -69,7 +69,7 @@ void split_held(std::uint32_t first, std::uint32_t last,
 
 void renew_holds(std::uint32_t first, std::uint32_t last) {
   auto& s = state();
-  s.claims.renew(first, last, s.epoch);
+  s.holds.claims.renew(first, last, s.sync.epoch);
 }
 
 }  // namespace dsm::proto

@@ -24,14 +24,14 @@ Reply wait_inbox(Msg type, int from) {
   for (std::uint64_t seen = ~0ull;;) {
     // The mutex only when something arrived: a poller holding it would make the service
     // thread that posts the reply sleep on it.
-    if (s.arrived.value() != seen) {
-      seen = s.arrived.value();  // post_inbox notifies after it queued under mu
+    if (s.inbox.arrived.value() != seen) {
+      seen = s.inbox.arrived.value();  // post_inbox notifies after it queued under mu
       std::optional<Reply> m;
       {
         std::lock_guard lk(s.mu);
-        if (!s.inbox.empty()) {
-          m = std::move(s.inbox.front());
-          s.inbox.pop_front();
+        if (!s.inbox.replies.empty()) {
+          m = std::move(s.inbox.replies.front());
+          s.inbox.replies.pop_front();
         }
       }
       if (m) {
@@ -58,7 +58,7 @@ Reply wait_inbox(Msg type, int from) {
         stats::counters().shared_core_waits.fetch_add(1, std::memory_order_relaxed);
     }
     slept = true;
-    s.arrived.wait_until(seen + 1);
+    s.inbox.arrived.wait_until(seen + 1);
   }
 }
 
@@ -69,9 +69,9 @@ void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   reply.payload.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
-    s.inbox.push_back(std::move(reply));
+    s.inbox.replies.push_back(std::move(reply));
   }
-  s.arrived.notify();
+  s.inbox.arrived.notify();
 }
 
 }  // namespace dsm::proto

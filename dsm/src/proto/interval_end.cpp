@@ -22,41 +22,45 @@ constexpr std::size_t max_kept = 64;
 
 void close_interval(bool at_barrier) {
   auto& s = state();
+  auto& dirty = s.intervals.dirty;
+  auto& log = s.intervals.log;
+  auto& pages = s.heap.pages;
+  const std::uint64_t epoch = s.sync.epoch;
   // Held pages are walked (a page at a time, 10-30 us for thousands) only when a hold began,
   // ended or was lost since the last walk, at other interval ends than barriers, and when
   // a hold lapses; in between they are announced from the runs the last walk left.
-  const bool walk = !at_barrier || s.held_changed || (s.epoch >= s.held_walk_due && hold_lapses());
+  const bool walk = !at_barrier || s.holds.changed || (epoch >= s.holds.walk_due && hold_lapses());
   // A held page may have been written without a fault: it counts as written, whole.
-  const std::size_t opened = s.dirty.size();
+  const std::size_t opened = dirty.size();
   if (walk)
-    for (auto p : s.held) {
-      auto& pg = s.pages[p];
+    for (auto p : s.holds.pages) {
+      auto& pg = pages[p];
       if (!pg.held || pg.dirty) continue;
       pg.dirty = pg.dirty_whole = true;
-      s.dirty.push_back(p);
+      dirty.push_back(p);
     }
-  if (s.dirty.empty() && (walk || s.held_runs.empty())) {
+  if (dirty.empty() && (walk || s.holds.runs.empty())) {
     if (walk) forget_holds();
     return;
   }
   // The kept and opened pages of this interval, then the held ones (in page order since
   // the last barrier): two sorted parts to merge, not thousands of pages to sort.
-  const auto mid = s.dirty.begin() + std::ptrdiff_t(opened);
-  if (!std::is_sorted(s.dirty.begin(), mid)) std::sort(s.dirty.begin(), mid);
-  if (!std::is_sorted(mid, s.dirty.end())) std::sort(mid, s.dirty.end());
-  std::inplace_merge(s.dirty.begin(), mid, s.dirty.end());
+  const auto mid = dirty.begin() + std::ptrdiff_t(opened);
+  if (!std::is_sorted(dirty.begin(), mid)) std::sort(dirty.begin(), mid);
+  if (!std::is_sorted(mid, dirty.end())) std::sort(mid, dirty.end());
+  std::inplace_merge(dirty.begin(), mid, dirty.end());
   // A kept page closed by another rank's change and opened again is listed twice.
-  s.dirty.erase(std::unique(s.dirty.begin(), s.dirty.end()), s.dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   std::vector<std::uint32_t> written, read_only, still_held, kept;
-  std::uint64_t oldest_hold = s.epoch;
+  std::uint64_t oldest_hold = epoch;
   std::vector<std::uint8_t> whole;
-  written.reserve(s.dirty.size());
-  whole.reserve(s.dirty.size());
+  written.reserve(dirty.size());
+  whole.reserve(dirty.size());
   std::uint64_t twins = 0;
   std::unique_lock lk(s.mu);
-  const std::uint32_t idx = s.log.known(std::uint32_t(s.me));
-  for (auto p : s.dirty) {
-    auto& pg = s.pages[p];
+  const std::uint32_t idx = log.known(std::uint32_t(s.me));
+  for (auto p : dirty) {
+    auto& pg = pages[p];
     if (!pg.dirty) continue;  // a kept page that another rank's change closed
     if (std::exchange(pg.ahead, false) && !pg.dirty_whole &&
         std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) == 0) {
@@ -65,17 +69,17 @@ void close_interval(bool at_barrier) {
       read_only.push_back(p);
       continue;
     }
-    const bool rewritten = pg.written_epoch != ~0ull && s.epoch - pg.written_epoch <= 2;
+    const bool rewritten = pg.written_epoch != ~0ull && epoch - pg.written_epoch <= 2;
     if (!pg.dirty_whole && kept.size() < max_kept && (pg.kept || (at_barrier && rewritten))) {
       if (!pg.kept) pg.idle = 0;
       const bool changed = std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) != 0;
       if (changed) {
-        s.diff_bytes += encode_diff(p, s.diffs[diff_key(p, idx)]);
+        s.served.diff_bytes += encode_diff(p, s.served.diffs[diff_key(p, idx)]);
         std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
         ++twins;
         pg.idle = 0;
         pg.last_writer = s.me;
-        if (at_barrier) pg.written_epoch = s.epoch;
+        if (at_barrier) pg.written_epoch = epoch;
         written.push_back(p);
         whole.push_back(0);
       } else {
@@ -93,11 +97,11 @@ void close_interval(bool at_barrier) {
     }
     written.push_back(p);
     whole.push_back(pg.dirty_whole);
-    if (!pg.dirty_whole && at_barrier) pg.written_epoch = s.epoch;
+    if (!pg.dirty_whole && at_barrier) pg.written_epoch = epoch;
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
-    const std::uint64_t held_epoch = s.claims.held_epoch(p);
-    if (pg.held && at_barrier && !pg.hold_ends && s.epoch - held_epoch < hold_barriers) {
+    const std::uint64_t held_epoch = s.holds.claims.held_epoch(p);
+    if (pg.held && at_barrier && !pg.hold_ends && epoch - held_epoch < hold_barriers) {
       still_held.push_back(p);
       oldest_hold = std::min(oldest_hold, held_epoch);
       continue;
@@ -107,29 +111,29 @@ void close_interval(bool at_barrier) {
     read_only.push_back(p);
   }
   std::vector<PageRun> runs = to_runs(written, whole);
-  if (!walk) runs = merge_runs(runs, s.held_runs);
-  if (at_barrier && !s.read_pages.empty()) runs = remove_pages(runs, unchanged_holds(runs));
+  if (!walk) runs = merge_runs(runs, s.holds.runs);
+  if (at_barrier && !s.served.read_pages.empty()) runs = remove_pages(runs, unchanged_holds(runs));
   if (!runs.empty()) {
     Interval in;
     in.proc = std::uint32_t(s.me);
     in.idx = idx;
-    in.vt = s.log.vector_time();
+    in.vt = log.vector_time();
     in.vt[in.proc] = in.idx + 1;
     in.runs = std::move(runs);
-    s.log.add(std::move(in));
+    log.add(std::move(in));
   }
-  for (auto p : kept) s.pages[p].twin_idx = s.log.known(std::uint32_t(s.me));  // the open interval's
+  for (auto p : kept) pages[p].twin_idx = log.known(std::uint32_t(s.me));  // the open interval's
   lk.unlock();
   stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
   // Written pages stay valid; the next write opens a new interval's twin.
   protect(read_only, mem::Prot::read);
-  s.dirty = std::move(kept);
+  dirty = std::move(kept);
   if (!walk) return;
-  s.held = std::move(still_held);
-  s.held_runs = to_runs(s.held, std::vector<std::uint8_t>(s.held.size(), 1));
-  s.held_changed = false;
+  s.holds.pages = std::move(still_held);
+  s.holds.runs = to_runs(s.holds.pages, std::vector<std::uint8_t>(s.holds.pages.size(), 1));
+  s.holds.changed = false;
   // Loops only renew holds (held_epoch grows): no hold lapses before the oldest one does.
-  s.held_walk_due = oldest_hold + hold_barriers;
+  s.holds.walk_due = oldest_hold + hold_barriers;
 }
 
 }  // namespace dsm::proto

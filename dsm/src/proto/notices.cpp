@@ -11,8 +11,8 @@ namespace dsm::proto {
 
 void take_whole(std::uint32_t first, std::uint32_t end) {
   auto& s = state();
-  s.whole_runs.take(first, end, [&](std::uint32_t page, std::uint32_t proc, std::uint32_t idx) {
-    auto& pending = s.pages[page].pending;
+  s.intervals.whole_runs.take(first, end, [&](std::uint32_t page, std::uint32_t proc, std::uint32_t idx) {
+    auto& pending = s.heap.pages[page].pending;
     if (pending.size() != 1 || pending[0].proc != proc || !pending[0].whole)
       fatal("page %u is listed as pending whole from rank %u alone but has other changes pending", page, proc);
     pending[0].idx = idx;
@@ -21,12 +21,15 @@ void take_whole(std::uint32_t first, std::uint32_t end) {
 
 void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& s = state();
+  auto& log = s.intervals.log;
+  auto& whole_runs = s.intervals.whole_runs;
+  auto& pages = s.heap.pages;
   std::vector<std::uint32_t> invalidated, revalidated;
   std::lock_guard lk(s.mu);
   // A grant or departure brings every interval its stamps have seen that this rank lacks. A
   // stamp beyond them (forged, or a protocol error) would count a concurrent change of a
   // page as seen by a whole-page notice, which then drops it (below).
-  auto known_after = s.log.vector_time();
+  auto known_after = log.vector_time();
   for (const auto& interval : in) {
     if (interval.proc == std::uint32_t(s.me)) {  // skipped below, but its stamp counts
       if (interval.idx >= known_after[interval.proc])
@@ -45,10 +48,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     std::uint32_t proc = interval.proc, idx = interval.idx;
     if (proc == std::uint32_t(s.me)) continue;
     auto runs = interval.runs;
-    if (!s.log.add(std::move(interval))) continue;
-    const auto& stamp = s.log.get(proc, idx).vt;
+    if (!log.add(std::move(interval))) continue;
+    const auto& stamp = log.get(proc, idx).vt;
     const auto note = [&](std::uint32_t page, const Notice& n) {
-      auto& pg = s.pages[page];
+      auto& pg = pages[page];
       if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
         pg.twin.reset();
         pg.kept = pg.dirty = false;
@@ -62,7 +65,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       pg.pending.push_back(n);
       pg.last_writer = std::int32_t(proc);
       if (pg.held) {
-        s.held_changed = true;
+        s.holds.changed = true;
         pg.shown.reset();
       }
       pg.held = false;
@@ -78,22 +81,22 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       const Notice n{proc, idx, whole};
       std::uint32_t listed_from = end;
       for (std::uint32_t page = first; page < end; ++page) {
-        prefetch_page(s.pages, page + prefetch_distance);
+        prefetch_page(pages, page + prefetch_distance);
         note(page, n);
-        const auto& pg = s.pages[page];
+        const auto& pg = pages[page];
         const bool alone = whole && !pg.valid && pg.pending.size() == 1;
         if (alone && listed_from == end) listed_from = page;
         if (!alone && listed_from != end) {
-          s.whole_runs.add(proc, listed_from, page, idx);
+          whole_runs.add(proc, listed_from, page, idx);
           listed_from = end;
         }
       }
-      s.whole_runs.add(proc, listed_from, end, idx);
+      whole_runs.add(proc, listed_from, end, idx);
     };
     for (const PageRun& run : runs) {
       const std::uint32_t end = run.first + run.count;
       if (run.whole)
-        s.whole_runs.renew(proc, run.first, end, idx, [&](std::uint32_t a, std::uint32_t b) { note_pages(a, b, true); });
+        whole_runs.renew(proc, run.first, end, idx, [&](std::uint32_t a, std::uint32_t b) { note_pages(a, b, true); });
       else
         note_pages(run.first, end, false);
     }
@@ -105,7 +108,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   std::map<std::uint32_t, std::vector<const Push*>> by_page;
   for (const Push& p : pushes) by_page[p.page].push_back(&p);
   for (const auto& [page, pushed] : by_page) {
-    auto& pg = s.pages[page];
+    auto& pg = pages[page];
     if (pg.valid) continue;
     take_whole(page, page + 1);
     const auto need = needed_changes(page);
@@ -125,7 +128,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     // for reading only.
     if (pg.prot != mem::Prot::read) revalidated.push_back(page);
   }
-  std::erase_if(invalidated, [&](std::uint32_t page) { return s.pages[page].valid; });
+  std::erase_if(invalidated, [&](std::uint32_t page) { return pages[page].valid; });
   protect(invalidated, mem::Prot::none);
   protect(revalidated, mem::Prot::read);
 }

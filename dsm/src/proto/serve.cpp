@@ -25,13 +25,13 @@ constexpr std::uint32_t push_barriers = 64;
 constexpr std::size_t max_halo_pages = 16;
 
 void register_reader(std::uint32_t page, std::uint32_t rank) {
-  auto& readers = state().pages[page].readers;
+  auto& readers = state().heap.pages[page].readers;
   for (auto& r : readers)
     if (r.rank == rank) {
       r.left = push_barriers;
       return;
     }
-  if (readers.empty()) state().read_pages.push_back(page);
+  if (readers.empty()) state().served.read_pages.push_back(page);
   readers.push_back({rank, push_barriers});
 }
 
@@ -54,18 +54,18 @@ void serve_diff_request(int src, codec::Reader& r) {
     it.page = r.get<std::uint32_t>();
     it.idx = r.get<std::uint32_t>();
     it.whole = r.get<std::uint8_t>();
-    if (it.page >= s.heap_pages) throw codec::DecodeError("diff request for a page outside the heap");
+    if (it.page >= s.heap.allocated) throw codec::DecodeError("diff request for a page outside the heap");
     if (it.whole > 1) throw codec::DecodeError("diff request item of unknown kind");
   }
   r.expect_end();
   codec::Writer w;
   std::unique_lock lk(s.mu);
-  if ((req & at_collection) && s.collecting) {
+  if ((req & at_collection) && s.gc.collecting) {
     // Every rank knows every change during a collection, so a valid copy is the page's final
     // state: sent once in place of the diffs asked for, however many intervals wrote it.
     std::vector<Item> kept;
     for (const auto& it : items)
-      if (!s.pages[it.page].valid) kept.push_back(it);
+      if (!s.heap.pages[it.page].valid) kept.push_back(it);
       else if (kept.empty() || kept.back().page != it.page || kept.back().whole != valid_copy)
         kept.push_back({it.page, it.idx, valid_copy, {}});
     items = std::move(kept);
@@ -75,7 +75,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   // (a rank's first fetch of its block) would be copied and faulted in several times over.
   std::size_t size = 12;
   for (auto& it : items) {
-    auto& pg = s.pages[it.page];
+    auto& pg = s.heap.pages[it.page];
     if (it.whole) {  // a whole notice, or a valid copy
       it.data = std::span(alias_page(it.page), mem::page_size);
     } else if (pg.twin && pg.twin_idx == it.idx) {
@@ -86,8 +86,8 @@ void serve_diff_request(int src, codec::Reader& r) {
       size += 13 + max_page_diff;
       continue;
     } else {
-      auto found = s.diffs.find(diff_key(it.page, it.idx));
-      if (found == s.diffs.end())
+      auto found = s.served.diffs.find(diff_key(it.page, it.idx));
+      if (found == s.served.diffs.end())
         fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
       it.data = found->second;
     }
@@ -127,12 +127,12 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
   };
   std::vector<Out> out;
   if (newest)
-    for (std::uint32_t page : s.read_pages) {
+    for (std::uint32_t page : s.served.read_pages) {
       const std::optional<bool> whole = written(*newest, page);
       if (!whole) continue;
-      auto& pg = s.pages[page];
+      auto& pg = s.heap.pages[page];
       // The diff is stored now rather than at the page's next write: the push carries it.
-      if (!*whole && !s.diffs.contains(diff_key(page, newest->idx))) {
+      if (!*whole && !s.served.diffs.contains(diff_key(page, newest->idx))) {
         if (!pg.twin || pg.twin_idx != newest->idx) continue;
         encode_twin(page);
       }
@@ -140,14 +140,14 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
       for (auto& r : pg.readers) --r.left;
       std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
-  std::erase_if(s.read_pages, [&](std::uint32_t page) { return s.pages[page].readers.empty(); });
+  std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
   w.put<std::uint32_t>(std::uint32_t(out.size()));
   for (const Out& o : out) {
     w.put(o.reader);
     w.put(o.page);
     w.put<std::uint8_t>(o.whole);
     if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
-    else w.bytes(s.diffs.at(diff_key(o.page, newest->idx)));
+    else w.bytes(s.served.diffs.at(diff_key(o.page, newest->idx)));
   }
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
 }

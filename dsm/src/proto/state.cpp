@@ -23,7 +23,7 @@ void protect(std::vector<std::uint32_t>& pages, mem::Prot prot) {
   std::sort(pages.begin(), pages.end());
   std::vector<std::size_t> wide(pages.begin(), pages.end());
   state().region->protect_pages(wide, prot);
-  for (auto p : pages) state().pages[p].prot = prot;
+  for (auto p : pages) state().heap.pages[p].prot = prot;
 }
 
 void fatal(const char* fmt, ...) {

@@ -1,5 +1,8 @@
 // The runtime's state on one rank, shared by the page protocol, the synchronization
-// (sync.cpp) and the public API (runtime/runtime.cpp). Internal.
+// (sync.cpp) and the public API (runtime/runtime.cpp). Internal. State is composed of one
+// part per concern (the page table, intervals, served changes, fetch and write ahead,
+// holds, synchronization, garbage collection, the balancer's link, the inbox), beside the
+// rank's identity and handles.
 //
 // Threads: the application thread changes page states, the open interval and the interval
 // log; the service thread answers diff requests, forwards locks and manages barriers.
@@ -117,6 +120,89 @@ struct RecentMedian {
   }
 };
 
+// The shared heap's pages as this rank sees them.
+struct PageTable {
+  std::vector<Page> pages;  // one per allocated page of the heap
+  std::atomic<std::uint32_t> allocated{0};  // pages allocated: grown by alloc (under mu), read by both threads
+  struct Allocation {
+    std::uint32_t first, count;
+    std::size_t bytes;
+  };
+  std::vector<Allocation> allocations;
+  bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
+};
+
+// Intervals and write notices: the open interval's pages and every interval this rank knows.
+struct Intervals {
+  IntervalLog log{1};
+  // Invalid pages whose one pending notice is a whole page of another rank: that notice's
+  // interval is the one listed here, not the one in Page::pending (see take_whole).
+  WholeRuns whole_runs{1};
+  std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
+  std::uint32_t last_sent = 0;       // own intervals already sent to the barrier manager
+};
+
+// What this rank's changes give the others: the diffs it stored, and the pages whose
+// readers get their changes pushed (serve.cpp). Under mu.
+struct Served {
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
+  std::size_t diff_bytes = 0;
+  std::vector<std::uint32_t> read_pages;  // pages with readers to push to
+};
+
+// Fetching and opening ahead of sequential faults (application thread).
+struct Ahead {
+  std::uint32_t next_fetch = ~0u;  // the page after the last run a fault fetched
+  std::uint32_t fetch_window = 1;  // pages that run had
+  std::uint32_t next_write = ~0u;  // the same for the last run a write fault opened
+  std::uint32_t write_window = 1;
+  // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
+  // none). A rank that writes its block without dsm::own took a fault per page and interval.
+  std::uint32_t max_write = 64;
+};
+
+// Claims of pages and the pages this rank holds (holds.hpp; application thread only).
+struct Holds {
+  ClaimTable claims;                 // one entry per page, beside PageTable::pages
+  std::vector<std::uint32_t> pages;  // pages this rank holds (may hold stale entries)
+  std::vector<PageRun> runs;         // `pages` as the last walk of them left them (close_interval)
+  bool changed = false;              // a hold began, ends or was lost since that walk
+  std::uint64_t walk_due = 0;        // barrier epoch of the next walk at the latest
+};
+
+// Barriers and locks (sync.cpp).
+struct Sync {
+  std::uint64_t epoch = 0;  // barriers completed
+  bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
+  std::vector<LockToken> tokens;
+  int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
+  std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
+  BarrierManager barrier_mgr;
+  std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
+};
+
+// Garbage collection (gc.cpp).
+struct Collection {
+  std::size_t bound = 256u << 20;  // of any rank's protocol_bytes (DSM_GC_BOUND)
+  // In a garbage collection, from the barrier that started it (merged here) to the one that
+  // ends it (under mu): a valid page then holds every change any rank knows of.
+  bool collecting = false;
+};
+
+// What the runtime and the balancer exchange (runtime_hooks.hpp).
+struct BalancerLink {
+  std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
+  std::vector<std::byte> my_blob;
+  void (*hook)() = nullptr;   // called after every barrier
+  RecentMedian page_seconds;  // measured cost of fetching one page in bulk
+};
+
+struct Inbox {
+  // Replies for the application thread (diff replies, lock grants, barrier departures).
+  net::Signal arrived;
+  std::deque<Reply> replies;
+};
+
 struct State {
   int me = 0;
   int nprocs = 1;
@@ -126,55 +212,16 @@ struct State {
   std::unique_ptr<net::Transport> net;
 
   std::mutex mu;
-  std::vector<Page> pages;    // one per allocated page of the heap
-  ClaimTable claims;  // one entry per page, beside `pages` (application thread only)
-  std::atomic<std::uint32_t> heap_pages{0};  // grown by alloc (under mu), read by both threads
-  struct Allocation {
-    std::uint32_t first, count;
-    std::size_t bytes;
-  };
-  std::vector<Allocation> allocations;
-  IntervalLog log{1};
-  // Invalid pages whose one pending notice is a whole page of another rank: that notice's
-  // interval is the one listed here, not the one in Page::pending (see take_whole).
-  WholeRuns whole_runs{1};
-  std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
-  std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
-  std::vector<PageRun> held_runs;    // `held` as the last walk of it left it (close_interval)
-  bool held_changed = false;         // a hold began, ends or was lost since that walk
-  std::uint64_t held_walk_due = 0;   // barrier epoch of the next walk at the latest
-  std::vector<std::uint32_t> read_pages;  // pages with readers to push to (under mu)
-  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
-  std::size_t diff_bytes = 0;
-  std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
-  std::uint64_t epoch = 0;                 // barriers completed
-  std::uint32_t next_fetch = ~0u;   // the page after the last run a fault fetched (app thread)
-  std::uint32_t fetch_window = 1;   // pages that run had
-  std::uint32_t next_write = ~0u;   // the same for the last run a write fault opened
-  std::uint32_t write_window = 1;
-  // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
-  // none). A rank that writes its block without dsm::own took a fault per page and interval.
-  std::uint32_t max_write_ahead = 64;
-  bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
+  PageTable heap;
+  Intervals intervals;
+  Served served;
+  Ahead ahead;
+  Holds holds;
+  Sync sync;
+  Collection gc;
+  BalancerLink balancer;
+  Inbox inbox;
 
-  // Replies for the application thread (diff replies, lock grants, barrier departures).
-  net::Signal arrived;
-  std::deque<Reply> inbox;
-
-  std::vector<LockToken> tokens;
-  int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
-  std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
-  BarrierManager barrier_mgr;
-
-  std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
-  std::vector<std::byte> my_blob;
-  void (*barrier_hook)() = nullptr;
-  std::size_t gc_bound = 256u << 20;
-  // In a garbage collection, from the barrier that started it (merged here) to the one that
-  // ends it (under mu): a valid page then holds every change any rank knows of.
-  bool collecting = false;
-  bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
-  RecentMedian page_seconds;  // measured cost of fetching one page in bulk
   // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes
   // its service thread and then it, ~50-80 us a hop on an idle vCPU here, and barrier waits
   // of 0.3-2 ms are common (the phases' times jitter between cores): at 2 ms, Jacobi's 6000
@@ -184,7 +231,6 @@ struct State {
   static constexpr std::uint64_t default_poll_ns = 2'000'000;
   std::uint64_t poll_ns = default_poll_ns;
   std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program takes the rank's CPU time
-  std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 
 State& state();
