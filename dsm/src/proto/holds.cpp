@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "proto/state.hpp"
 
@@ -19,9 +20,18 @@ bool hold_lapses() {
   auto& s = state();
   std::uint64_t oldest = s.sync.epoch;
   for (auto p : s.holds.pages) oldest = std::min(oldest, s.holds.claims.held_epoch(p));
-  if (s.sync.epoch - oldest >= hold_barriers) return true;
-  s.holds.walk_due = oldest + hold_barriers;
+  if (s.sync.epoch >= lapse_epoch(oldest)) return true;
+  s.holds.walk_due = lapse_epoch(oldest);
   return false;
+}
+
+void walked_holds(std::vector<std::uint32_t> still, std::uint64_t oldest) {
+  auto& holds = state().holds;
+  holds.pages = std::move(still);
+  holds.runs = to_runs(holds.pages, std::vector<std::uint8_t>(holds.pages.size(), 1));
+  holds.changed = false;
+  // Loops only renew holds (held epochs grow): no hold lapses before the oldest one does.
+  holds.walk_due = lapse_epoch(oldest);
 }
 
 std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {

@@ -16,6 +16,9 @@ namespace dsm::proto {
 // arrays every step (two mprotects each, ~10-25 us apiece in a VM); the price is that it is
 // announced whole at those barriers.
 constexpr std::uint64_t hold_barriers = 16;
+// The barrier epoch at which a hold renewed in epoch `renewed` lapses: from then on the page
+// is closed at the next walk of the holds, unless a loop renewed it meanwhile.
+constexpr std::uint64_t lapse_epoch(std::uint64_t renewed) { return renewed + hold_barriers; }
 
 // Records a claim (see runtime_hooks.hpp); collective claims may be held across barriers.
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
@@ -29,6 +32,9 @@ void renew_holds(std::uint32_t first, std::uint32_t last);
 
 // No page is held any more: stale entries go.
 void forget_holds();
+// After a walk of the holds: `still` (sorted) are the pages held on, the oldest of them
+// renewed in epoch `oldest`.
+void walked_holds(std::vector<std::uint32_t> still, std::uint64_t oldest);
 // Whether a hold lapses at this barrier, the one reason for a walk that falls due. If none
 // does (loops renewed them all), the walk is put off to when the oldest renewal lapses: a
 // word read per held page instead of the walk's work per page, which every rank holding a

@@ -101,7 +101,7 @@ void close_interval(bool at_barrier) {
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;
     const std::uint64_t held_epoch = s.holds.claims.held_epoch(p);
-    if (pg.held && at_barrier && !pg.hold_ends && epoch - held_epoch < hold_barriers) {
+    if (pg.held && at_barrier && !pg.hold_ends && epoch < lapse_epoch(held_epoch)) {
       still_held.push_back(p);
       oldest_hold = std::min(oldest_hold, held_epoch);
       continue;
@@ -128,12 +128,7 @@ void close_interval(bool at_barrier) {
   // Written pages stay valid; the next write opens a new interval's twin.
   protect(read_only, mem::Prot::read);
   dirty = std::move(kept);
-  if (!walk) return;
-  s.holds.pages = std::move(still_held);
-  s.holds.runs = to_runs(s.holds.pages, std::vector<std::uint8_t>(s.holds.pages.size(), 1));
-  s.holds.changed = false;
-  // Loops only renew holds (held_epoch grows): no hold lapses before the oldest one does.
-  s.holds.walk_due = oldest_hold + hold_barriers;
+  if (walk) walked_holds(std::move(still_held), oldest_hold);
 }
 
 }  // namespace dsm::proto
