@@ -9,19 +9,74 @@
 
 namespace dsm::proto {
 
-std::size_t encode_diff(std::uint32_t page, std::vector<std::byte>& out) {
-  std::size_t n = mem::diff_encode(state().heap.pages[page].twin.get(), alias_page(page), mem::page_size, out);
+alignas(64) const std::byte zero_page[mem::page_size] = {};
+
+namespace {
+
+void count_created(std::size_t bytes) {
   auto& c = stats::counters();
   c.diffs_created.fetch_add(1, std::memory_order_relaxed);
-  c.diff_bytes_created.fetch_add(n, std::memory_order_relaxed);
+  c.diff_bytes_created.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::size_t encode_diff(const std::byte* twin, const std::byte* page, std::vector<std::byte>& out) {
+  const std::size_t n = mem::diff_encode(twin, page, mem::page_size, out);
+  count_created(n);
   return n;
+}
+
+void put_diff(codec::Writer& w, const std::byte* twin, const std::byte* page) {
+  auto& out = w.buffer();
+  const std::size_t at = out.size();
+  w.put<std::uint32_t>(0);
+  const auto n = std::uint32_t(encode_diff(twin, page, out));
+  std::memcpy(out.data() + at, &n, sizeof n);
 }
 
 void encode_twin(std::uint32_t page) {
   auto& s = state();
   auto& pg = s.heap.pages[page];
-  s.served.diff_bytes += encode_diff(page, s.served.diffs[diff_key(page, pg.twin_idx)]);
-  pg.twin.reset();
+  const std::uint64_t key = diff_key(page, pg.twin_idx);
+  if (std::memcmp(pg.twin.get(), zero_page, mem::page_size) != 0) {
+    s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(page), s.served.diffs[key]);
+    pg.twin.reset();
+    return;
+  }
+  // A page first written from its zeroed allocation (an array initialized) has mostly
+  // changed in every word: its diff comes to more than the page. Stored, thousands of such
+  // diffs take fresh memory at the first barrier after the initialization, a page fault per
+  // few KiB, while the other ranks wait in the barrier; and most are never asked for (the
+  // next whole page or change of each page supersedes them). The page as the interval left
+  // it takes the twin's buffer instead, and is diffed against zeros when a rank asks. The
+  // diff is made here only to be measured, in a buffer reused from page to page (under mu).
+  static std::vector<std::byte> measured;
+  measured.clear();
+  mem::diff_encode(zero_page, alias_page(page), mem::page_size, measured);
+  if (measured.size() <= mem::page_size) {
+    count_created(measured.size());
+    s.served.diff_bytes += measured.size();
+    s.served.diffs[key] = measured;
+    pg.twin.reset();
+    return;
+  }
+  std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
+  s.served.ends.emplace(key, std::move(pg.twin));
+  s.served.diff_bytes += mem::page_size;
+  stats::counters().diffs_deferred.fetch_add(1, std::memory_order_relaxed);
+}
+
+OwnChange own_change(std::uint32_t page, std::uint32_t idx) {
+  auto& served = state().served;
+  if (const auto d = served.diffs.find(diff_key(page, idx)); d != served.diffs.end()) return {&d->second, nullptr};
+  if (const auto e = served.ends.find(diff_key(page, idx)); e != served.ends.end()) return {nullptr, e->second.get()};
+  return {};
+}
+
+void put_change(codec::Writer& w, OwnChange c) {
+  if (c.end) put_diff(w, zero_page, c.end);
+  else w.bytes(*c.diff);
 }
 
 std::vector<Notice> needed_changes(std::uint32_t page) {

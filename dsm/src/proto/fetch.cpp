@@ -38,7 +38,10 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       for (const Notice& n : need) {
         if (n.proc == std::uint32_t(s.me)) {
           if (s.heap.pages[page].twin && s.heap.pages[page].twin_idx == n.idx) encode_twin(page);
-          own[diff_key(page, n.idx)] = s.served.diffs[diff_key(page, n.idx)];
+          const OwnChange c = own_change(page, n.idx);
+          auto& diff = own[diff_key(page, n.idx)];
+          if (c.diff) diff = *c.diff;
+          else if (c.end) encode_diff(zero_page, c.end, diff);
         } else {
           asks[int(n.proc)].push_back({page, n});
         }

@@ -37,6 +37,7 @@ void garbage_collect() {
     if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start
   }
   s.served.diffs.clear();
+  s.served.ends.clear();
   s.served.diff_bytes = 0;
   s.intervals.log.clear();
   s.intervals.last_sent = s.intervals.log.known(std::uint32_t(s.me));

@@ -74,7 +74,7 @@ void close_interval(bool at_barrier) {
       if (!pg.kept) pg.idle = 0;
       const bool changed = std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) != 0;
       if (changed) {
-        s.served.diff_bytes += encode_diff(p, s.served.diffs[diff_key(p, idx)]);
+        s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(p), s.served.diffs[diff_key(p, idx)]);
         std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
         ++twins;
         pg.idle = 0;

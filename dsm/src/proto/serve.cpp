@@ -47,7 +47,10 @@ void serve_diff_request(int src, codec::Reader& r) {
     std::uint32_t page, idx;
     std::uint8_t whole;
     std::span<const std::byte> data;
-    bool from_twin = false;  // encoded from the open twin into the reply
+    // Else encoded into the reply: the diff of `end` against `base` (the page against its
+    // open twin, or a change kept as the page against zeros, Served::ends).
+    const std::byte* base = nullptr;
+    const std::byte* end = nullptr;
   };
   std::vector<Item> items(n);
   for (auto& it : items) {
@@ -80,18 +83,19 @@ void serve_diff_request(int src, codec::Reader& r) {
       it.data = std::span(alias_page(it.page), mem::page_size);
     } else if (pg.twin && pg.twin_idx == it.idx) {
       // The page still holds that interval's end (its next write or invalidation turns the
-      // twin into a stored diff first): encoded straight into the reply, not stored, as a
+      // twin into a stored change first): encoded straight into the reply, not stored, as a
       // rank's first fetch of a block it did not initialize would store megabytes of diffs.
-      it.from_twin = true;
-      size += 13 + max_page_diff;
-      continue;
+      it.base = pg.twin.get();
+      it.end = alias_page(it.page);
+    } else if (const OwnChange c = own_change(it.page, it.idx); c.diff) {
+      it.data = *c.diff;
+    } else if (c.end) {
+      it.base = zero_page;
+      it.end = c.end;
     } else {
-      auto found = s.served.diffs.find(diff_key(it.page, it.idx));
-      if (found == s.served.diffs.end())
-        fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
-      it.data = found->second;
+      fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
     }
-    size += 13 + it.data.size();
+    size += 13 + (it.base ? max_page_diff : it.data.size());
   }
   // A collection brings every page up to date, wanted or not: no reader shows interest there.
   const bool halo = !(req & at_collection) && items.size() <= max_halo_pages;
@@ -104,12 +108,8 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.idx);
     w.put(it.whole);
     if (halo) register_reader(it.page, std::uint32_t(src));
-    if (it.from_twin) {
-      auto& out = w.buffer();
-      const std::size_t at = out.size();
-      w.put<std::uint32_t>(0);
-      const auto n = std::uint32_t(encode_diff(it.page, out));
-      std::memcpy(out.data() + at, &n, sizeof n);
+    if (it.base) {
+      put_diff(w, it.base, it.end);
       continue;
     }
     w.bytes(it.data);
@@ -132,7 +132,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
       if (!whole) continue;
       auto& pg = s.heap.pages[page];
       // The diff is stored now rather than at the page's next write: the push carries it.
-      if (!*whole && !s.served.diffs.contains(diff_key(page, newest->idx))) {
+      if (!*whole && !own_change(page, newest->idx).stored()) {
         if (!pg.twin || pg.twin_idx != newest->idx) continue;
         encode_twin(page);
       }
@@ -147,7 +147,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
     w.put(o.page);
     w.put<std::uint8_t>(o.whole);
     if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
-    else w.bytes(s.served.diffs.at(diff_key(o.page, newest->idx)));
+    else put_change(w, own_change(o.page, newest->idx));
   }
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
 }

@@ -142,11 +142,15 @@ struct Intervals {
   std::uint32_t last_sent = 0;       // own intervals already sent to the barrier manager
 };
 
-// What this rank's changes give the others: the diffs it stored, and the pages whose
+// What this rank's changes give the others: the changes it stored, and the pages whose
 // readers get their changes pushed (serve.cpp). Under mu.
 struct Served {
-  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
-  std::size_t diff_bytes = 0;
+  // By diff_key(page, own idx): a change as its diff, or (for a page whose twin was all
+  // zero and whose diff would be larger than the page, see encode_twin) as the page the
+  // interval left, to be diffed against zeros when asked for.
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;
+  std::unordered_map<std::uint64_t, std::unique_ptr<std::byte[]>> ends;
+  std::size_t diff_bytes = 0;  // of both
   std::vector<std::uint32_t> read_pages;  // pages with readers to push to
 };
 
