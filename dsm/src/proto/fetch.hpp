@@ -10,9 +10,9 @@ namespace dsm::proto {
 
 // The balancer moves pages in bulk (one request per writer), so what a page costs it is a
 // bulk fetch's time per page. A fetch of a few pages is mostly round-trip latency, and
-// under load mostly the wait for a descheduled peer: sampled per page, one boundary page
-// came to 0.9 ms, which priced every move out for good. Only fetches of at least this
-// many pages are sampled.
+// under load mostly the wait for a descheduled peer: sampled per page, a boundary page
+// fetched from such a peer would price every move out for good. Only fetches of at least
+// this many pages are sampled.
 constexpr std::size_t bulk_fetch_pages = 64;
 // Largest run a fault fetches ahead on a sequential read (below bulk_fetch_pages: the
 // balancer's page cost is sampled from its own bulk fetches).

@@ -13,8 +13,8 @@ namespace dsm::proto {
 
 // A held page stays writable for this many barriers after the last loop that opened it, so
 // a time step with many phases (Shallow: nine barriers) does not close and reopen its
-// arrays every step (two mprotects each, ~10-25 us apiece in a VM); the price is that it is
-// announced whole at those barriers.
+// arrays every step (two mprotects each); the price is that it is announced whole at those
+// barriers.
 constexpr std::uint64_t hold_barriers = 16;
 // The barrier epoch at which a hold renewed in epoch `renewed` lapses: from then on the page
 // is closed at the next walk of the holds, unless a loop renewed it meanwhile.

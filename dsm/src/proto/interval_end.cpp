@@ -26,7 +26,7 @@ void close_interval(bool at_barrier) {
   auto& log = s.intervals.log;
   auto& pages = s.heap.pages;
   const std::uint64_t epoch = s.sync.epoch;
-  // Held pages are walked (a page at a time, 10-30 us for thousands) only when a hold began,
+  // Held pages are walked (a page at a time, a miss to memory each) only when a hold began,
   // ended or was lost since the last walk, at other interval ends than barriers, and when
   // a hold lapses; in between they are announced from the runs the last walk left.
   const bool walk = !at_barrier || s.holds.changed || (epoch >= s.holds.walk_due && hold_lapses());

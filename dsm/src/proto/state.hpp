@@ -4,6 +4,11 @@
 // holds, synchronization, garbage collection, the balancer's link, the inbox), beside the
 // rank's identity and handles.
 //
+// The page protocol (fault_path, fetch, serve, diffs, interval_end, notices, holds, gc)
+// works over sets of pages at once, one request per writer and one mprotect per run of
+// pages, because per-page system calls cost more than the computation (docs/design.md,
+// section "What the hardware costs, and what follows").
+//
 // Threads: the application thread changes page states, the open interval and the interval
 // log; the service thread answers diff requests, forwards locks and manages barriers.
 // `mu` guards what both touch: twins, the diff store, the interval log, lock tokens and
@@ -56,10 +61,9 @@ struct alignas(64) Page {
   bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
   // Kept open: a twinned page this rank writes barrier after barrier keeps its write access
   // and a twin across interval ends. Each end diffs it against the twin at once and takes
-  // a fresh twin (a few microseconds); an unchanged page goes unannounced. The page would
-  // otherwise be closed at every end and opened again by a fault or a prefetch: two
-  // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
-  // twin belongs to the open interval.
+  // a fresh twin, copies that cost far less than what they spare: the page closed at every
+  // end and opened again by a fault or a prefetch, two mprotects. An unchanged page goes
+  // unannounced. While kept, `dirty` stays set and the twin belongs to the open interval.
   bool kept = false;
   // Opened on a guess, ahead of a sequential run of write faults: at the interval end an
   // unchanged one goes unannounced, so a guess past the end of the run costs no invalidation.
@@ -161,7 +165,8 @@ struct Ahead {
   std::uint32_t next_write = ~0u;  // the same for the last run a write fault opened
   std::uint32_t write_window = 1;
   // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
-  // none). A rank that writes its block without dsm::own took a fault per page and interval.
+  // none): without it, a rank that writes its block without dsm::own takes a fault per page
+  // and interval.
   std::uint32_t max_write = 64;
 };
 
@@ -227,9 +232,10 @@ struct State {
   Inbox inbox;
 
   // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes
-  // its service thread and then it, ~50-80 us a hop on an idle vCPU here, and barrier waits
-  // of 0.3-2 ms are common (the phases' times jitter between cores): at 2 ms, Jacobi's 6000
-  // barrier waits (1500 iterations, 2 ranks) sleep ~15 times instead of ~400 at 300 us.
+  // its service thread and then it, two thread wake-ups of 50-80 us each on an idle vCPU,
+  // and barrier waits of 0.3-2 ms are common (the phases' times jitter between cores): at
+  // 2 ms, Jacobi's 6000 barrier waits (1500 iterations, 2 ranks) sleep ~15 times, at 300 us
+  // ~400 times.
   // OpenMP runtimes spin for a while too, Open MPI for ever. Only while no other program
   // takes CPU time the rank needs (set_core_shared).
   static constexpr std::uint64_t default_poll_ns = 2'000'000;
@@ -240,8 +246,8 @@ struct State {
 State& state();
 
 // Walks over thousands of pages come right after a loop that streamed the caches: each
-// Page is a miss to memory (6-8 ns a page here). Touching the one `prefetch_distance` pages
-// ahead overlaps the misses (merge: half the time).
+// Page is a miss to memory. Touching the one `prefetch_distance` pages ahead overlaps the
+// misses, which halves the time of a merge.
 constexpr std::uint32_t prefetch_distance = 48;
 inline void prefetch_page(const std::vector<Page>& pages, std::uint32_t page) {
   if (page < pages.size()) __builtin_prefetch(pages.data() + page);
