@@ -44,13 +44,14 @@ void encode_twin(std::uint32_t page) {
     pg.twin.reset();
     return;
   }
-  // A page first written from its zeroed allocation (an array initialized) has mostly
-  // changed in every word: its diff comes to more than the page. Stored, thousands of such
-  // diffs take fresh memory at the first barrier after the initialization, a page fault per
-  // few KiB, while the other ranks wait in the barrier; and most are never asked for (the
-  // next whole page or change of each page supersedes them). The page as the interval left
-  // it takes the twin's buffer instead, and is diffed against zeros when a rank asks. The
-  // diff is made here only to be measured, in a buffer reused from page to page (under mu).
+  // A page first written from its zeroed allocation (an array initialized) has usually
+  // changed in nearly every word: its diff comes to more than the page. Stored, thousands
+  // of such diffs take fresh memory at the first barrier after the initialization, a page
+  // fault per few KiB, while the other ranks wait in the barrier; and most are never asked
+  // for (the next whole page or change of each page supersedes them). The page as the
+  // interval left it takes the twin's buffer instead, and is diffed against zeros when a
+  // rank asks. The diff is made here only to be measured, in a buffer reused from page to
+  // page (under mu).
   static std::vector<std::byte> measured;
   measured.clear();
   mem::diff_encode(zero_page, alias_page(page), mem::page_size, measured);

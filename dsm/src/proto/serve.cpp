@@ -131,7 +131,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
       const std::optional<bool> whole = written(*newest, page);
       if (!whole) continue;
       auto& pg = s.heap.pages[page];
-      // The diff is stored now rather than at the page's next write: the push carries it.
+      // The change is stored now rather than at the page's next write: the push carries it.
       if (!*whole && !own_change(page, newest->idx).stored()) {
         if (!pg.twin || pg.twin_idx != newest->idx) continue;
         encode_twin(page);
