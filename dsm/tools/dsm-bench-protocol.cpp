@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/state.hpp"
+#include "proto/sync.hpp"
 
 namespace {
 
@@ -127,9 +128,9 @@ int main(int argc, char** argv) {
   const long run_pages = 1024;
   auto* runs = dsm::alloc<std::uint64_t>(run_pages * page / 8);
   auto& st = dsm::proto::state();
-  const std::uint32_t ahead = st.max_write_ahead;
+  const std::uint32_t ahead = st.ahead.max_write;
   const auto first_writes = [&](std::uint32_t max_ahead) {
-    st.max_write_ahead = max_ahead;
+    st.ahead.max_write = max_ahead;
     std::vector<double> t;
     for (int i = 0; i < std::max(10, reps / 10); ++i) {
       dsm::barrier();
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
       for (long p = 0; p < run_pages; ++p) runs[p * page / 8] = std::uint64_t(i);
       t.push_back((dsm::wtime() - t0) / double(run_pages));
     }
-    st.max_write_ahead = ahead;
+    st.ahead.max_write = ahead;
     return median(t);
   };
   const double write_each = first_writes(1), write_ahead = first_writes(ahead);

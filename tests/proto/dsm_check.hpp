@@ -44,6 +44,7 @@ void shared_edge(int phases);
 void fetch_ahead();
 void write_ahead();
 void gc_copies(int phases);
+void init_pages(int steps);
 void kept(int phases);
 void page_cost();
 void handoff();

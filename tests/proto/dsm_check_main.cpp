@@ -48,6 +48,7 @@ constexpr Mode modes[] = {
     {"fetch_ahead", 0, [](char**) { fetch_ahead(); }},
     {"write_ahead", 0, [](char**) { write_ahead(); }},
     {"gc_copies", 0, [](char**) { gc_copies(40); }},
+    {"init_pages", 0, [](char**) { init_pages(6); }},
     {"shared_edge", 0, [](char**) { shared_edge(120); }},
     {"quiet_holds", 0, [](char**) { quiet_holds(60); }},
     {"renewed_holds", 0, [](char**) { renewed_holds(40); }},

@@ -138,6 +138,37 @@ void gc_copies(int phases) {
   dsm::barrier();
 }
 
+// Rank 0 initializes an array of fresh pages, every word; then each rank owns and writes its
+// block (dsm::own) at every step, and rank 0 writes a word of each page of a tail nobody
+// owns. The first change of each page, whose diff against the zeroed page would be larger
+// than the page, is kept as the page (diffs_deferred), not stored as a diff: at the first
+// step rank 0 turns every twin it took at the initialization so. The other ranks, which
+// never read the tail before, then fetch that first change of each tail page, diffed when
+// they ask, before the step's change. Every rank checks every word after every step.
+void init_pages(int steps) {
+  const long words = 4096 / 8, per_rank = 16, tail = 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  const long pages = P * per_rank + tail, n = pages * words, block = per_rank * words;
+  auto* sh = dsm::alloc<std::uint64_t>(n);
+  std::vector<std::uint64_t> model(n);
+  for (long w = 0; w < n; ++w) model[w] = stamped(1, w);
+  if (me == 0) std::copy(model.begin(), model.end(), sh);
+  dsm::barrier();
+  for (int step = 2; step <= steps; ++step) {
+    for (int r = 0; r < P; ++r) dsm::own(r, sh + r * block, block * sizeof *sh);
+    for (long w = 0; w < P * block; ++w) model[w] = stamped(step, w);
+    for (long p = P * per_rank; p < pages; ++p) model[p * words + step] = stamped(step, p * words + step);
+    for (long w = me * block; w < (me + 1) * block; ++w) sh[w] = model[w];
+    if (me == 0)
+      for (long p = P * per_rank; p < pages; ++p) sh[p * words + step] = model[p * words + step];
+    dsm::barrier();
+    for (long w = 0; w < n; ++w) expect(sh[w] == model[w], "init_pages", w, long(sh[w]), long(model[w]));
+    dsm::barrier();
+  }
+  const long deferred = long(dsm::stats::counters().diffs_deferred.load());
+  if (me == 0) expect(deferred == pages, "changes kept as pages", me, deferred, pages);
+}
+
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at
 // each interval end. Pages 0-1 have one writer each, in most phases (idle stretches, some
 // longer than a kept page waits, close them); every rank increments a counter in page 0

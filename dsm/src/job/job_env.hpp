@@ -1,4 +1,5 @@
-// What dsmrun tells a rank through DSM_* environment variables (fixed names, see DESIGN.md).
+// What dsmrun tells a rank through DSM_* environment variables (fixed names, see
+// docs/design.md, section "Bootstrap and rendezvous").
 #pragma once
 
 #include <string>

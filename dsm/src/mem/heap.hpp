@@ -1,7 +1,8 @@
 // The C heap under the protocol: diffs, write notices and message copies live there, and a
 // run keeps growing it until garbage collection. Each fresh heap page costs a page fault at
-// its first write (~10 us in a paravirtualized VM; ~1 us a page when populated in bulk), on
-// whichever barrier or fault happens to allocate it.
+// its first write, on whichever barrier or fault happens to allocate it; populated in bulk,
+// by one system call, pages cost a small part of that (docs/design.md, section "What the
+// hardware costs, and what follows").
 #pragma once
 
 #include <cstddef>

@@ -110,7 +110,7 @@ bool Region::populate(std::size_t first_page, std::size_t npages, Prot p) {
   protect(first_page, npages, p);
   // And through the runtime's alias, which has page-table entries of its own: diffs are
   // made and applied there, and a rank's first fetch of its block would otherwise take a
-  // minor fault per page on both sides (~10 us each in a VM: 20 ms for a 8 MiB block).
+  // minor fault per page on both sides.
   return ok && prefault(alias_ + first_page * page_size, npages * page_size);
 }
 

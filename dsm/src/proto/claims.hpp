@@ -1,15 +1,15 @@
 // Claims of pages for exclusive writing (dsm::own, the balancer's exclusive writes) and the
 // epochs in which this rank last renewed its holds: one entry per page of the heap.
 //
-// dsm::own is collective, so every rank records every rank's claims: page by page, a Jacobi
-// step walked both whole arrays twice (13 us a step at 2 ranks here, and as much at any
-// number of ranks while each rank's share of the work shrinks). A loop claims the same
+// dsm::own is collective, so every rank records every rank's claims: page by page, every
+// step of a loop would walk the whole arrays it claims, a cost that stays the same at any
+// number of ranks while each rank's share of the work shrinks. A loop claims the same
 // blocks at every execution, so a claim that ended the same on every page of a long stretch
 // (one owner, also its holder) is kept as a run: claiming the run again for that owner, or
 // renewing holds over all of it, is one update. Only claims that change owners, or cover
 // pages no run lists, go page by page. The entries lie apart from Page: a walk over them
-// streams, where one over Page's second cache lines waits on a miss per page (7 ns a page
-// here). Application thread only.
+// streams, where one over Page's second cache lines waits on a miss to memory per page.
+// Application thread only.
 #pragma once
 
 #include <algorithm>

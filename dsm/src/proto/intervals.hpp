@@ -6,6 +6,7 @@
 // before interval B exactly when A's stamp is <= B's stamp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -40,6 +41,14 @@ struct Notice {
   std::uint32_t proc;
   std::uint32_t idx;
   bool whole;
+};
+
+// A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
+// at that interval's end, or that interval's diff of it.
+struct Push {
+  std::uint32_t proc, idx, page;
+  bool whole;
+  std::span<const std::byte> data;
 };
 
 // Sorted distinct pages, each with its whole flag, into maximal runs.

@@ -1,5 +1,13 @@
-// The runtime's state on one rank, shared by the page protocol (page_protocol.cpp), the
-// synchronization (sync.cpp) and the public API (runtime/runtime.cpp). Internal.
+// The runtime's state on one rank, shared by the page protocol, the synchronization
+// (sync.cpp) and the public API (runtime/runtime.cpp). Internal. State is composed of one
+// part per concern (the page table, intervals, served changes, fetch and write ahead,
+// holds, synchronization, garbage collection, the balancer's link, the inbox), beside the
+// rank's identity and handles.
+//
+// The page protocol (fault_path, fetch, serve, diffs, interval_end, notices, holds, gc)
+// works over sets of pages at once, one request per writer and one mprotect per run of
+// pages, because per-page system calls cost more than the computation (docs/design.md,
+// section "What the hardware costs, and what follows").
 //
 // Threads: the application thread changes page states, the open interval and the interval
 // log; the service thread answers diff requests, forwards locks and manages barriers.
@@ -14,11 +22,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,42 +34,11 @@
 #include "net/wait_counter.hpp"
 #include "net/transport.hpp"
 #include "proto/claims.hpp"
-#include "proto/codec.hpp"
+#include "proto/inbox.hpp"
 #include "proto/intervals.hpp"
 #include "proto/whole_runs.hpp"
 
 namespace dsm::proto {
-
-// Message types of the protocol (the transport's uint16 type).
-enum Msg : std::uint16_t {
-  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
-  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
-                      // the page as it is (a request at_collection, for a valid page)
-  lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
-  lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
-  lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
-  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
-                      // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
-  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
-                      // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
-  echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
-  echo_reply = 9,
-};
-
-// For messages that name a message.
-constexpr const char* msg_name(std::uint16_t type) {
-  constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
-                                   "lock forward", "lock grant", "barrier arrival", "barrier departure",
-                                   "echo request", "echo reply"};
-  return type < std::size(names) ? names[type] : names[0];
-}
-
-// A reply the service thread queued for the application thread.
-struct Reply {
-  int src;
-  Msg type;
-  std::vector<std::byte> payload;
-};
 
 // The fields a barrier's merge and interval end touch for every page come first, in one
 // cache line: thousands of pages are walked per barrier, after a loop that streamed
@@ -86,10 +61,9 @@ struct alignas(64) Page {
   bool hold_ends = false;  // another rank claimed it: stop holding at the next interval end
   // Kept open: a twinned page this rank writes barrier after barrier keeps its write access
   // and a twin across interval ends. Each end diffs it against the twin at once and takes
-  // a fresh twin (a few microseconds); an unchanged page goes unannounced. The page would
-  // otherwise be closed at every end and opened again by a fault or a prefetch: two
-  // mprotects, tens of microseconds each in a VM. While kept, `dirty` stays set and the
-  // twin belongs to the open interval.
+  // a fresh twin, copies that cost far less than what they spare: the page closed at every
+  // end and opened again by a fault or a prefetch, two mprotects. An unchanged page goes
+  // unannounced. While kept, `dirty` stays set and the twin belongs to the open interval.
   bool kept = false;
   // Opened on a guess, ahead of a sequential run of write faults: at the interval end an
   // unchanged one goes unannounced, so a guess past the end of the run costs no invalidation.
@@ -109,14 +83,6 @@ struct alignas(64) Page {
   // take no fault, so they count as written at every barrier; this copy tells an unchanged
   // one apart, which then goes unannounced (its readers keep their copy).
   std::unique_ptr<std::byte[]> shown;
-};
-
-// A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
-// at that interval's end, or that interval's diff of it.
-struct Push {
-  std::uint32_t proc, idx, page;
-  bool whole;
-  std::span<const std::byte> data;
 };
 
 struct LockRequest {
@@ -158,15 +124,93 @@ struct RecentMedian {
   }
 };
 
-// The balancer moves pages in bulk (one request per writer), so what a page costs it is a
-// bulk fetch's time per page. A fetch of a few pages is mostly round-trip latency, and
-// under load mostly the wait for a descheduled peer: sampled per page, one boundary page
-// came to 0.9 ms, which priced every move out for good. Only fetches of at least this
-// many pages are sampled.
-constexpr std::size_t bulk_fetch_pages = 64;
-// Largest run a fault fetches ahead on a sequential read (below bulk_fetch_pages: the
-// balancer's page cost is sampled from its own bulk fetches).
-constexpr std::uint32_t max_fetch_ahead = 32;
+// The shared heap's pages as this rank sees them.
+struct PageTable {
+  std::vector<Page> pages;  // one per allocated page of the heap
+  std::atomic<std::uint32_t> allocated{0};  // pages allocated: grown by alloc (under mu), read by both threads
+  struct Allocation {
+    std::uint32_t first, count;
+    std::size_t bytes;
+  };
+  std::vector<Allocation> allocations;
+  bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
+};
+
+// Intervals and write notices: the open interval's pages and every interval this rank knows.
+struct Intervals {
+  IntervalLog log{1};
+  // Invalid pages whose one pending notice is a whole page of another rank: that notice's
+  // interval is the one listed here, not the one in Page::pending (see take_whole).
+  WholeRuns whole_runs{1};
+  std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
+  std::uint32_t last_sent = 0;       // own intervals already sent to the barrier manager
+};
+
+// What this rank's changes give the others: the changes it stored, and the pages whose
+// readers get their changes pushed (serve.cpp). Under mu.
+struct Served {
+  // By diff_key(page, own idx): a change as its diff, or (for a page whose twin was all
+  // zero and whose diff would be larger than the page, see encode_twin) as the page the
+  // interval left, to be diffed against zeros when asked for.
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;
+  std::unordered_map<std::uint64_t, std::unique_ptr<std::byte[]>> ends;
+  std::size_t diff_bytes = 0;  // of both
+  std::vector<std::uint32_t> read_pages;  // pages with readers to push to
+};
+
+// Fetching and opening ahead of sequential faults (application thread).
+struct Ahead {
+  std::uint32_t next_fetch = ~0u;  // the page after the last run a fault fetched
+  std::uint32_t fetch_window = 1;  // pages that run had
+  std::uint32_t next_write = ~0u;  // the same for the last run a write fault opened
+  std::uint32_t write_window = 1;
+  // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
+  // none): without it, a rank that writes its block without dsm::own takes a fault per page
+  // and interval.
+  std::uint32_t max_write = 64;
+};
+
+// Claims of pages and the pages this rank holds (holds.hpp; application thread only).
+struct Holds {
+  ClaimTable claims;                 // one entry per page, beside PageTable::pages
+  std::vector<std::uint32_t> pages;  // pages this rank holds (may hold stale entries)
+  std::vector<PageRun> runs;         // `pages` as the last walk of them left them (close_interval)
+  bool changed = false;              // a hold began, ends or was lost since that walk
+  std::uint64_t walk_due = 0;        // barrier epoch of the next walk at the latest
+};
+
+// Barriers and locks (sync.cpp).
+struct Sync {
+  std::uint64_t epoch = 0;  // barriers completed
+  bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
+  std::vector<LockToken> tokens;
+  int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
+  std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
+  BarrierManager barrier_mgr;
+  std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
+};
+
+// Garbage collection (gc.cpp).
+struct Collection {
+  std::size_t bound = 256u << 20;  // of any rank's protocol_bytes (DSM_GC_BOUND)
+  // In a garbage collection, from the barrier that started it (merged here) to the one that
+  // ends it (under mu): a valid page then holds every change any rank knows of.
+  bool collecting = false;
+};
+
+// What the runtime and the balancer exchange (runtime_hooks.hpp).
+struct BalancerLink {
+  std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
+  std::vector<std::byte> my_blob;
+  void (*hook)() = nullptr;   // called after every barrier
+  RecentMedian page_seconds;  // measured cost of fetching one page in bulk
+};
+
+struct Inbox {
+  // Replies for the application thread (diff replies, lock grants, barrier departures).
+  net::WaitCounter arrived;
+  std::deque<Reply> replies;
+};
 
 struct State {
   int me = 0;
@@ -177,72 +221,33 @@ struct State {
   std::unique_ptr<net::Transport> net;
 
   std::mutex mu;
-  std::vector<Page> pages;    // one per allocated page of the heap
-  ClaimTable claims;  // one entry per page, beside `pages` (application thread only)
-  std::atomic<std::uint32_t> heap_pages{0};  // grown by alloc (under mu), read by both threads
-  struct Allocation {
-    std::uint32_t first, count;
-    std::size_t bytes;
-  };
-  std::vector<Allocation> allocations;
-  IntervalLog log{1};
-  // Invalid pages whose one pending notice is a whole page of another rank: that notice's
-  // interval is the one listed here, not the one in Page::pending (see take_whole).
-  WholeRuns whole_runs{1};
-  std::vector<std::uint32_t> dirty;  // pages written in the open interval, app thread only
-  std::vector<std::uint32_t> held;   // pages this rank holds (may hold stale entries)
-  std::vector<PageRun> held_runs;    // `held` as the last walk of it left it (close_interval)
-  bool held_changed = false;         // a hold began, ends or was lost since that walk
-  std::uint64_t held_walk_due = 0;   // barrier epoch of the next walk at the latest
-  std::vector<std::uint32_t> read_pages;  // pages with readers to push to (under mu)
-  std::unordered_map<std::uint64_t, std::vector<std::byte>> diffs;  // (page, own idx)
-  std::size_t diff_bytes = 0;
-  std::uint32_t last_sent_interval = 0;  // own intervals already sent to the barrier manager
-  std::uint64_t epoch = 0;                 // barriers completed
-  std::uint32_t next_fetch = ~0u;   // the page after the last run a fault fetched (app thread)
-  std::uint32_t fetch_window = 1;   // pages that run had
-  std::uint32_t next_write = ~0u;   // the same for the last run a write fault opened
-  std::uint32_t write_window = 1;
-  // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
-  // none). A rank that writes its block without dsm::own took a fault per page and interval.
-  std::uint32_t max_write_ahead = 64;
-  bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
+  PageTable heap;
+  Intervals intervals;
+  Served served;
+  Ahead ahead;
+  Holds holds;
+  Sync sync;
+  Collection gc;
+  BalancerLink balancer;
+  Inbox inbox;
 
-  // Replies for the application thread (diff replies, lock grants, barrier departures).
-  net::WaitCounter arrived;
-  std::deque<Reply> inbox;
-
-  std::vector<LockToken> tokens;
-  int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
-  std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
-  BarrierManager barrier_mgr;
-
-  std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
-  std::vector<std::byte> my_blob;
-  void (*barrier_hook)() = nullptr;
-  std::size_t gc_bound = 256u << 20;
-  // In a garbage collection, from the barrier that started it (merged here) to the one that
-  // ends it (under mu): a valid page then holds every change any rank knows of.
-  bool collecting = false;
-  bool populate = true;  // give allocations memory at dsm::alloc (DSM_POPULATE)
-  RecentMedian page_seconds;  // measured cost of fetching one page in bulk
   // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes
-  // its service thread and then it, ~50-80 us a hop on an idle vCPU here, and barrier waits
-  // of 0.3-2 ms are common (the phases' times jitter between cores): at 2 ms, Jacobi's 6000
-  // barrier waits (1500 iterations, 2 ranks) sleep ~15 times instead of ~400 at 300 us.
+  // its service thread and then it, two thread wake-ups of 50-80 us each on an idle vCPU,
+  // and barrier waits of 0.3-2 ms are common (the phases' times jitter between cores): at
+  // 2 ms, Jacobi's 6000 barrier waits (1500 iterations, 2 ranks) sleep ~15 times, at 300 us
+  // ~400 times.
   // OpenMP runtimes spin for a while too, Open MPI for ever. Only while no other program
   // takes CPU time the rank needs (set_core_shared).
   static constexpr std::uint64_t default_poll_ns = 2'000'000;
   std::uint64_t poll_ns = default_poll_ns;
   std::uint64_t configured_poll_ns = default_poll_ns;  // poll_ns while no other program takes the rank's CPU time
-  std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 
 State& state();
 
 // Walks over thousands of pages come right after a loop that streamed the caches: each
-// Page is a miss to memory (6-8 ns a page here). Touching the one `prefetch_distance` pages
-// ahead overlaps the misses (merge: half the time).
+// Page is a miss to memory. Touching the one `prefetch_distance` pages ahead overlaps the
+// misses, which halves the time of a merge.
 constexpr std::uint32_t prefetch_distance = 48;
 inline void prefetch_page(const std::vector<Page>& pages, std::uint32_t page) {
   if (page < pages.size()) __builtin_prefetch(pages.data() + page);
@@ -252,55 +257,12 @@ inline std::uint64_t diff_key(std::uint32_t page, std::uint32_t idx) {
   return (std::uint64_t(page) << 32) | idx;
 }
 
+// The page's bytes in the runtime's alias of the region (always writable).
+std::byte* alias_page(std::uint32_t page);
+// Gives `pages` protection `prot` in the application view, one mprotect per run (sorts them).
+void protect(std::vector<std::uint32_t>& pages, mem::Prot prot);
+
+// Reports on stderr, in one write, and ends the rank with status 1.
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-
-// page_protocol.cpp
-void on_fault(void* addr, bool is_write);
-// At every release and acquire. Held pages stay writable only across barriers.
-void close_interval(bool at_barrier);
-// Records a claim (see runtime_hooks.hpp); collective claims may be held across barriers.
-void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective);
-// At every acquire: learn intervals, invalidate pages. A pushed page whose only missing
-// change is its push is updated in place instead.
-void merge(std::vector<Interval> in, std::span<const Push> pushes = {});
-// Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
-// readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
-void encode_pushes(codec::Writer& w, const Interval* newest);
-// Brings the pages up to date. `collecting`: garbage collection, where every rank knows
-// every change, so a writer whose copy is valid sends it whole instead of its diffs.
-void make_valid(std::vector<std::uint32_t> pages, bool collecting = false);
-// Calls part(first, end, held) for the parts of [first, last) in page order, held when
-// this rank surely holds every page of the part (valid, writable, announced whole at every
-// barrier), known from the runs of the last walk of the holds without touching the pages.
-void split_held(std::uint32_t first, std::uint32_t last,
-                const std::function<void(std::uint32_t, std::uint32_t, bool)>& part);
-// What opening held pages [first, last) for writing comes to: their holds are renewed.
-void renew_holds(std::uint32_t first, std::uint32_t last);
-// Gives the pages of [first, end) their pending whole notices back from whole_runs, before
-// anything reads or changes their `pending` or `valid`. Called with mu held.
-void take_whole(std::uint32_t first, std::uint32_t end);
-// Opens valid pages for writing (twins, or none when `whole`); pages[guessed_from..] are
-// opened ahead of the writes (Page::ahead).
-void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from = SIZE_MAX);
-void serve_diff_request(int src, codec::Reader& r);
-void garbage_collect();
-std::size_t protocol_bytes();
-// Waits for the next reply for the application thread and takes it out of the inbox. That
-// thread waits for one kind of reply at a time: one of another type, or from another rank
-// than `from` (-1: any), is a forged or duplicated message, and fatal.
-Reply wait_inbox(Msg type, int from);
-void post_inbox(int src, Msg type, std::span<const std::byte> payload);
-
-// sync.cpp
-void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
-// A barrier that checks every rank reached the same collective call: `call` is 0 for
-// dsm::barrier, the size for dsm::alloc, finalize_call for dsm::finalize. The barrier inside
-// garbage collection passes collecting = true, so it cannot start another.
-constexpr std::uint64_t finalize_call = ~std::uint64_t{0};
-void barrier_with(std::uint64_t call, bool collecting = false);
-void acquire(int lock);
-// Sends `bytes` to `peer`'s service thread and waits for them to come back.
-void echo(int peer, std::span<const std::byte> bytes);
-void release(int lock);
 
 }  // namespace dsm::proto

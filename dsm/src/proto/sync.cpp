@@ -1,9 +1,16 @@
-// Synchronization: barriers through a manager (rank 0) and locks with a static manager
-// per lock id and forwarding to the last requester (TreadMarks). Every acquire brings the
-// write notices the acquirer has not seen; the barrier also carries the balancer's figures.
+// Barriers and locks (TreadMarks): every acquire brings the write notices the acquirer has
+// not seen; the barrier also carries the balancer's figures.
+#include "proto/sync.hpp"
+
 #include <cstdio>
+#include <string>
 
 #include "mem/heap.hpp"
+#include "proto/gc.hpp"
+#include "proto/inbox.hpp"
+#include "proto/interval_end.hpp"
+#include "proto/notices.hpp"
+#include "proto/serve.hpp"
 #include "proto/state.hpp"
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
@@ -14,15 +21,15 @@ namespace {
 
 int lock_manager(int lock) { return lock % state().nprocs; }
 
-std::uint32_t heap_pages_locked() { return state().heap_pages.load(); }
+std::uint32_t heap_pages_locked() { return state().heap.allocated.load(); }
 
 // Sends the lock token to `to`, with the intervals it lacks. Called with mu held.
 void grant(int lock, int to, const VectorTime& vt) {
   auto& s = state();
   codec::Writer w;
   w.put<std::uint32_t>(std::uint32_t(lock));
-  encode_list(w, s.log.missing_for(vt));
-  s.tokens[lock].held = false;
+  encode_list(w, s.intervals.log.missing_for(vt));
+  s.sync.tokens[lock].held = false;
   s.net->send(to, lock_grant, w.buffer());
 }
 
@@ -33,11 +40,13 @@ void grant(int lock, int to, const VectorTime& vt) {
 // and when a request reaches the holder inside it.
 void check_held_through_barrier(int lock) {
   auto& s = state();
-  const auto& t = s.tokens[lock];
-  if (s.in_barrier && t.in_use && t.next && t.next->epoch <= s.epoch)
+  const auto& t = s.sync.tokens[lock];
+  if (s.sync.in_barrier && t.in_use && t.next && t.next->epoch <= s.sync.epoch)
     fatal("a barrier was entered holding lock %d, which rank %d waits for: neither can go on "
           "(release the lock before the barrier)", lock, t.next->rank);
 }
+
+}  // namespace
 
 void on_lock_request(int src, codec::Reader& r) {
   auto& s = state();
@@ -45,10 +54,10 @@ void on_lock_request(int src, codec::Reader& r) {
   auto epoch = r.get<std::uint64_t>();
   auto vt = r.array<std::uint32_t>(s.nprocs);
   r.expect_end();
-  if (lock >= s.tokens.size() || lock_manager(int(lock)) != s.me || vt.size() != std::size_t(s.nprocs))
+  if (lock >= s.sync.tokens.size() || lock_manager(int(lock)) != s.me || vt.size() != std::size_t(s.nprocs))
     throw codec::DecodeError("lock request for a lock this rank does not manage");
-  int prev = s.lock_last[lock];
-  s.lock_last[lock] = src;
+  int prev = s.sync.lock_last[lock];
+  s.sync.lock_last[lock] = src;
   codec::Writer w;
   w.put(lock);
   w.put<std::uint32_t>(std::uint32_t(src));
@@ -64,13 +73,13 @@ void on_lock_forward(int src, codec::Reader& r) {
   auto epoch = r.get<std::uint64_t>();
   auto vt = r.array<std::uint32_t>(s.nprocs);
   r.expect_end();
-  if (lock >= s.tokens.size() || to >= std::uint32_t(s.nprocs) || vt.size() != std::size_t(s.nprocs))
+  if (lock >= s.sync.tokens.size() || to >= std::uint32_t(s.nprocs) || vt.size() != std::size_t(s.nprocs))
     throw codec::DecodeError("malformed lock forward");
   // Only the lock's manager forwards requests, one at a time: a second while one waits
   // would drop the first requester.
   if (src != lock_manager(int(lock))) throw codec::DecodeError("lock forward from a rank that does not manage the lock");
   std::lock_guard lk(s.mu);
-  auto& t = s.tokens[lock];
+  auto& t = s.sync.tokens[lock];
   if (t.next) throw codec::DecodeError("lock forward while another request waits for the token");
   if (t.held && !t.in_use) {
     grant(int(lock), int(to), vt);
@@ -82,7 +91,7 @@ void on_lock_forward(int src, codec::Reader& r) {
 
 void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   auto& s = state();
-  auto& m = s.barrier_mgr;
+  auto& m = s.sync.barrier_mgr;
   auto npages = heap_pages_locked();
   // The pushes point into the arrival: kept until the departures are sent, which the last
   // arrival's call does itself (its payload lives as long as the call).
@@ -140,7 +149,7 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
       std::fprintf(stderr, " rank %d: %s%s", p, what.c_str(), p + 1 < s.nprocs ? "," : "\n");
     }
   }
-  std::uint8_t gc = m.max_protocol_bytes > s.gc_bound;
+  std::uint8_t gc = m.max_protocol_bytes > s.gc.bound;
   // The manager's own departure last: it arrives at once, the others' cross the network.
   for (int k = 1; k <= s.nprocs; ++k) {
     const int r2 = k % s.nprocs;
@@ -176,29 +185,6 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   for (auto& p : m.pushes) p.clear();
 }
 
-}  // namespace
-
-void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload) {
-  auto& s = state();
-  try {
-    codec::Reader r(payload);
-    switch (type) {
-      case diff_request: serve_diff_request(src, r); return;
-      case lock_request: on_lock_request(src, r); return;
-      case lock_forward: on_lock_forward(src, r); return;
-      case barrier_arrive: on_barrier_arrive(src, payload); return;
-      case diff_reply:
-      case lock_grant:
-      case barrier_depart:
-      case echo_reply: post_inbox(src, Msg(type), payload); return;
-      case echo_request: s.net->send(src, echo_reply, payload); return;
-      default: throw codec::DecodeError("unknown message type");
-    }
-  } catch (const codec::DecodeError& e) {
-    fatal("rejected %s (type %u) from rank %d: %s", msg_name(type), unsigned(type), src, e.what());
-  }
-}
-
 void barrier_with(std::uint64_t call, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
@@ -216,18 +202,19 @@ void barrier_with(std::uint64_t call, bool collecting) {
     codec::Writer w;
     {
       std::lock_guard lk(s.mu);
-      s.in_barrier = true;
-      for (std::size_t l = 0; s.locks_in_use > 0 && l < s.tokens.size(); ++l) check_held_through_barrier(int(l));
-      w.put(s.epoch);
-      w.array<std::uint32_t>(s.log.vector_time());
-      auto mine = s.log.since(std::uint32_t(s.me), s.last_sent_interval);
+      s.sync.in_barrier = true;
+      for (std::size_t l = 0; s.sync.locks_in_use > 0 && l < s.sync.tokens.size(); ++l)
+        check_held_through_barrier(int(l));
+      w.put(s.sync.epoch);
+      w.array<std::uint32_t>(s.intervals.log.vector_time());
+      auto mine = s.intervals.log.since(std::uint32_t(s.me), s.intervals.last_sent);
       encode_list(w, mine);
       const Interval* newest = mine.empty() ? nullptr : mine.back();
-      s.last_sent_interval = s.log.known(std::uint32_t(s.me));
-      w.bytes(s.my_blob);
-      s.my_blob.clear();
+      s.intervals.last_sent = s.intervals.log.known(std::uint32_t(s.me));
+      w.bytes(s.balancer.my_blob);
+      s.balancer.my_blob.clear();
       w.put(call);
-      w.put<std::uint64_t>(collecting ? 0 : s.diff_bytes + s.log.bytes());
+      w.put<std::uint64_t>(collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes());
       encode_pushes(w, newest);
     }
     // Polling from before the send: the manager's own arrival (a message to itself) and the
@@ -238,8 +225,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
     std::uint8_t gc = 0, mismatch = 0;
     try {
       codec::Reader r(reply);
-      if (r.get<std::uint64_t>() != s.epoch) throw codec::DecodeError("barrier departure out of sequence");
-      auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap_pages);
+      if (r.get<std::uint64_t>() != s.sync.epoch) throw codec::DecodeError("barrier departure out of sequence");
+      auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap.allocated);
       auto n = r.get<std::uint32_t>();
       if (n != std::uint32_t(s.nprocs)) throw codec::DecodeError("barrier departure with a bad rank count");
       std::vector<std::vector<std::byte>> blobs(n);
@@ -256,11 +243,11 @@ void barrier_with(std::uint64_t call, bool collecting) {
         p.page = r.get<std::uint32_t>();
         p.whole = r.get<std::uint8_t>() != 0;
         p.data = r.bytes();
-        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap_pages || (p.whole && p.data.size() != mem::page_size))
+        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap.allocated || (p.whole && p.data.size() != mem::page_size))
           throw codec::DecodeError("malformed page push");
       }
       r.expect_end();
-      s.blobs = std::move(blobs);
+      s.balancer.blobs = std::move(blobs);
       merge(std::move(list), pushes);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
@@ -268,13 +255,13 @@ void barrier_with(std::uint64_t call, bool collecting) {
     if (mismatch) fatal("ranks reached different collective calls (rank 0 names them)");
     {
       std::lock_guard lk(s.mu);
-      s.in_barrier = false;
-      ++s.epoch;
+      s.sync.in_barrier = false;
+      ++s.sync.epoch;
     }
     c.barriers.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t bytes = protocol_bytes();
     if (bytes > c.protocol_bytes_peak.load()) c.protocol_bytes_peak.store(bytes);
-    if (s.barrier_hook) s.barrier_hook();
+    if (s.balancer.hook) s.balancer.hook();
     if (!gc) return;
   }
   garbage_collect();
@@ -300,17 +287,17 @@ void acquire(int lock) {
   // shares (a rank that sleeps when it waits): the lock would go back and forth more often,
   // and each time it comes back the rank waits for its core.
   if (s.poll_ns > 0) {
-    if (const std::uint64_t now = stats::now_ns(); now - s.acquire_poll_ns >= 20'000) {
-      s.acquire_poll_ns = now;
+    if (const std::uint64_t now = stats::now_ns(); now - s.sync.acquire_poll_ns >= 20'000) {
+      s.sync.acquire_poll_ns = now;
       s.net->poll();
     }
   }
   {
     std::lock_guard lk(s.mu);
-    auto& t = s.tokens[lock];
+    auto& t = s.sync.tokens[lock];
     if (t.held) {  // released here last and nobody asked since: no messages
       t.in_use = true;
-      ++s.locks_in_use;
+      ++s.sync.locks_in_use;
       return;
     }
   }
@@ -322,34 +309,34 @@ void acquire(int lock) {
   {
     std::lock_guard lk(s.mu);
     w.put<std::uint32_t>(std::uint32_t(lock));
-    w.put(s.epoch);
-    w.array<std::uint32_t>(s.log.vector_time());
+    w.put(s.sync.epoch);
+    w.array<std::uint32_t>(s.intervals.log.vector_time());
   }
   s.net->send(lock_manager(lock), lock_request, w.buffer());
   auto reply = wait_inbox(lock_grant, -1).payload;
   try {
     codec::Reader r(reply);
     if (r.get<std::uint32_t>() != std::uint32_t(lock)) throw codec::DecodeError("grant of another lock");
-    auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap_pages);
+    auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap.allocated);
     r.expect_end();
     merge(std::move(list));
   } catch (const codec::DecodeError& e) {
     fatal("rejected lock grant: %s", e.what());
   }
   std::lock_guard lk(s.mu);
-  s.tokens[lock].held = true;
-  s.tokens[lock].in_use = true;
-  ++s.locks_in_use;
+  s.sync.tokens[lock].held = true;
+  s.sync.tokens[lock].in_use = true;
+  ++s.sync.locks_in_use;
 }
 
 void release(int lock) {
   auto& s = state();
   close_interval(false);
   std::lock_guard lk(s.mu);
-  auto& t = s.tokens[lock];
+  auto& t = s.sync.tokens[lock];
   if (!t.held || !t.in_use) fatal("dsm::lock_release(%d) of a lock this rank does not hold", lock);
   t.in_use = false;
-  --s.locks_in_use;
+  --s.sync.locks_in_use;
   if (t.next) {
     LockRequest next = std::move(*t.next);
     t.next.reset();

@@ -2,7 +2,7 @@
 //
 // A rank that holds a block announces it whole at every barrier, so every other rank would
 // renew the pending notice of each of its thousands of pages, barrier after barrier (a miss
-// to memory per page: 40 us a barrier for Jacobi's 2050 pages). Kept here, a renewal costs
+// to memory per page). Kept here, a renewal costs
 // one update per run; the page's own notice gets the interval again only when something
 // looks at it (take).
 #pragma once

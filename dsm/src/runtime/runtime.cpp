@@ -16,21 +16,18 @@
 #include "mem/heap.hpp"
 #include "net/fabric_lib.hpp"
 #include "net/segments.hpp"
+#include "proto/dispatch.hpp"
+#include "proto/fault_path.hpp"
+#include "proto/fetch.hpp"
+#include "proto/holds.hpp"
+#include "proto/notices.hpp"
 #include "proto/state.hpp"
+#include "proto/sync.hpp"
 #include "runtime/cpus.hpp"
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
 
 namespace dsm {
-
-namespace proto {
-State& state() {
-  // Never destroyed: a rank that leaves without dsm::finalize (exit from main) must not tear
-  // down pages and diffs under its service thread, which still answers the other ranks.
-  static State& s = *new State;
-  return s;
-}
-}  // namespace proto
 
 namespace {
 
@@ -95,7 +92,7 @@ std::pair<std::uint32_t, std::uint32_t> heap_pages_of(const void* addr, std::siz
   std::uint32_t last = s.region->contains(reinterpret_cast<void*>(end))
                            ? page_index(reinterpret_cast<void*>(end)) + 1
                            : std::uint32_t(s.region->pages());
-  return {first, std::min(last, s.heap_pages.load())};
+  return {first, std::min(last, s.heap.allocated.load())};
 }
 
 // Heap pages entirely inside [addr, addr+bytes): a page shared with a neighbour's range
@@ -149,9 +146,9 @@ void init(int, char**) {
     s.me = env.rank;
     s.nprocs = env.size;
     if (s.nprocs > 1) net::fabric::load();  // before this rank starts threads (fabric_lib.hpp)
-    s.gc_bound = env_size("DSM_GC_BOUND", s.gc_bound);
-    s.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
-    s.max_write_ahead = std::uint32_t(env_int("DSM_WRITE_AHEAD", s.max_write_ahead, 1, 4096));
+    s.gc.bound = env_size("DSM_GC_BOUND", s.gc.bound);
+    s.heap.populate = env_int("DSM_POPULATE", 1, 0, 1) != 0;
+    s.ahead.max_write = std::uint32_t(env_int("DSM_WRITE_AHEAD", s.ahead.max_write, 1, 4096));
     mem::tune_heap(env_size("DSM_HEAP_STEP", std::size_t{8} << 20));
     // Ranks that share cores (more ranks than cores on one host) would poll away the CPU
     // the rank they wait for needs: by default they sleep at once. Without dsmrun's count of
@@ -161,22 +158,22 @@ void init(int, char**) {
     s.configured_poll_ns = s.poll_ns;
     s.region = std::make_unique<mem::Region>(env_size("DSM_REGION_BASE", mem::default_base),
                                              env_size("DSM_REGION_SIZE", std::size_t{8} << 30));
-    s.log = proto::IntervalLog(std::uint32_t(s.nprocs));
-    s.whole_runs = proto::WholeRuns(std::uint32_t(s.nprocs));
-    s.tokens = std::vector<proto::LockToken>(lock_count);
-    s.lock_last.assign(lock_count, 0);
+    s.intervals.log = proto::IntervalLog(std::uint32_t(s.nprocs));
+    s.intervals.whole_runs = proto::WholeRuns(std::uint32_t(s.nprocs));
+    s.sync.tokens = std::vector<proto::LockToken>(lock_count);
+    s.sync.lock_last.assign(lock_count, 0);
     for (int l = 0; l < lock_count; ++l) {
-      s.lock_last[l] = l % s.nprocs;
-      s.tokens[l].held = l % s.nprocs == s.me;
+      s.sync.lock_last[l] = l % s.nprocs;
+      s.sync.tokens[l].held = l % s.nprocs == s.me;
     }
-    auto& m = s.barrier_mgr;
+    auto& m = s.sync.barrier_mgr;
     m.vts.resize(s.nprocs);
     m.intervals.resize(s.nprocs);
     m.blobs.resize(s.nprocs);
     m.allocs.resize(s.nprocs);
     m.pushes.resize(s.nprocs);
     m.arrivals.resize(s.nprocs);
-    s.blobs.resize(s.nprocs);
+    s.balancer.blobs.resize(s.nprocs);
     if (env.under_dsmrun) {
       open_board(env);
       s.boot = std::make_unique<job::Bootstrap>(env);
@@ -259,9 +256,9 @@ void lock_acquire(int id) {
   bool held;
   {
     std::lock_guard lk(s.mu);
-    held = s.tokens[id].in_use;
+    held = s.sync.tokens[id].in_use;
     // One rank has no protocol to run: the token only records the hold, for the checks.
-    if (s.nprocs == 1) s.tokens[id].in_use = true;
+    if (s.nprocs == 1) s.sync.tokens[id].in_use = true;
   }
   // A second acquire would wait for itself at several ranks (or pass at one), and the
   // release after it would be blamed.
@@ -277,7 +274,7 @@ void lock_release(int id) {
     proto::release(id);
     return;
   }
-  if (!std::exchange(s.tokens[id].in_use, false))
+  if (!std::exchange(s.sync.tokens[id].in_use, false))
     proto::fatal("dsm::lock_release(%d) of a lock this rank does not hold", id);
 }
 
@@ -302,9 +299,9 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
       std::lock_guard lk(s.mu);
       if (!whole.empty()) proto::take_whole(whole.front(), whole.back() + 1);
       for (auto p : whole)
-        if (!s.pages[p].valid) {
-          s.pages[p].pending.clear();
-          s.pages[p].valid = true;
+        if (!s.heap.pages[p].valid) {
+          s.heap.pages[p].pending.clear();
+          s.heap.pages[p].valid = true;
         }
     }
     proto::make_valid(partial);
@@ -323,8 +320,8 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
       return;
     }
     for (std::uint32_t p = a; p < b; ++p) {
-      proto::prefetch_page(s.pages, p + proto::prefetch_distance);
-      if (mode != Mode::read || !s.pages[p].valid) pages.push_back(p);
+      proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
+      if (mode != Mode::read || !s.heap.pages[p].valid) pages.push_back(p);
     }
   });
   proto::make_valid(pages);
@@ -350,7 +347,7 @@ bool joined() { return g_initialized; }
 void* alloc_bytes(std::size_t count, std::size_t size) {
   require_init("dsm::alloc");
   auto& s = state();
-  const std::uint32_t first = s.heap_pages.load();
+  const std::uint32_t first = s.heap.allocated.load();
   // A negative count arrives as a huge one: refused here, never wrapped to a few pages.
   std::size_t bytes = 0;
   if (__builtin_mul_overflow(count, size, &bytes) || bytes > s.region->capacity() ||
@@ -364,31 +361,31 @@ void* alloc_bytes(std::size_t count, std::size_t size) {
   const auto npages = std::uint32_t((bytes + page_size - 1) / page_size);
   {
     std::lock_guard lk(s.mu);
-    s.pages.resize(first + npages);
-    s.claims.resize(first + npages);
-    s.allocations.push_back({first, npages, bytes});
-    s.heap_pages.store(first + npages);
+    s.heap.pages.resize(first + npages);
+    s.holds.claims.resize(first + npages);
+    s.heap.allocations.push_back({first, npages, bytes});
+    s.heap.allocated.store(first + npages);
   }
   // Fresh pages are zero on every rank: valid and read-only, so the first write faults.
   const auto prot = s.nprocs > 1 ? mem::Prot::read : mem::Prot::read_write;
-  if (!s.populate || !s.region->populate(first, npages, prot)) s.region->protect(first, npages, prot);
+  if (!s.heap.populate || !s.region->populate(first, npages, prot)) s.region->protect(first, npages, prot);
   if (s.nprocs > 1) proto::barrier_with(bytes);
   return s.region->app() + std::size_t(first) * page_size;
 }
 
-void set_barrier_blob(std::vector<std::byte> blob) { state().my_blob = std::move(blob); }
+void set_barrier_blob(std::vector<std::byte> blob) { state().balancer.my_blob = std::move(blob); }
 
-void set_barrier_hook(void (*hook)()) { state().barrier_hook = hook; }
+void set_barrier_hook(void (*hook)()) { state().balancer.hook = hook; }
 
 void set_stats_section_hook(std::string (*section)()) { g_stats_section = section; }
 
 const std::vector<std::vector<std::byte>>& barrier_blobs() {
   auto& s = state();
-  if (s.nprocs == 1) s.blobs[0] = s.my_blob;
-  return s.blobs;
+  if (s.nprocs == 1) s.balancer.blobs[0] = s.balancer.my_blob;
+  return s.balancer.blobs;
 }
 
-std::uint64_t barrier_count() { return state().epoch; }
+std::uint64_t barrier_count() { return state().sync.epoch; }
 
 void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   auto& s = state();
@@ -401,11 +398,11 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes) {
   auto& s = state();
   auto [first, last] = heap_pages_of(addr, bytes);
   std::vector<int> out;
-  for (std::uint32_t p = first; p < last; ++p) out.push_back(s.nprocs == 1 ? 0 : s.pages[p].last_writer);
+  for (std::uint32_t p = first; p < last; ++p) out.push_back(s.nprocs == 1 ? 0 : s.heap.pages[p].last_writer);
   return out;
 }
 
-double page_transfer_seconds() { return state().page_seconds.value(); }
+double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
 
 void set_core_shared(bool shared) {
   auto& s = state();
@@ -432,7 +429,7 @@ Extent allocation_of(const void* addr) {
   auto& s = state();
   if (!s.region || !s.region->contains(addr)) return {nullptr, 0};
   auto page = page_index(addr);
-  for (const auto& a : s.allocations)
+  for (const auto& a : s.heap.allocations)
     if (page >= a.first && page < a.first + a.count)
       return {s.region->app() + std::size_t(a.first) * page_size, a.bytes};
   return {nullptr, 0};

@@ -1,0 +1,51 @@
+// The protocol's messages: their types and layouts (the transport's uint16 type, payloads
+// encoded with codec.hpp), and the dispatcher the service thread runs for each one that
+// arrives (dispatch.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+
+namespace dsm::proto {
+
+enum Msg : std::uint16_t {
+  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
+  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
+                      // the page as it is (a request at_collection, for a valid page)
+  lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
+  lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
+  lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
+  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
+                      // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
+  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
+                      // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
+  echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
+  echo_reply = 9,
+};
+
+// For messages that name a message.
+constexpr const char* msg_name(std::uint16_t type) {
+  constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
+                                   "lock forward", "lock grant", "barrier arrival", "barrier departure",
+                                   "echo request", "echo reply"};
+  return type < std::size(names) ? names[type] : names[0];
+}
+
+// A diff request's `req` flag: sent by garbage collection (see make_valid).
+constexpr std::uint32_t at_collection = 1;
+// A reply item's `whole`: the server's valid copy of the page, for a request at_collection.
+constexpr std::uint8_t valid_copy = 2;
+// Items in one diff request. Requests are cut so that a reply is about a MiB: the writer
+// encodes the next while this rank receives the last, and buffers of that size are soon
+// reused, where replies of several MiB fault fresh memory in on both sides (a rank's first
+// fetch of an 8 MiB block takes about half as long in 8 requests as in 2). A server
+// refuses more, since each item may ask for a whole page.
+constexpr std::uint32_t max_request_items = 256;
+
+// Runs on the service thread (or a polling application thread) for every message that
+// arrives: requests are answered, replies go to the inbox. A malformed message is fatal.
+void handle_message(int src, std::uint16_t type, std::span<const std::byte> payload);
+
+}  // namespace dsm::proto

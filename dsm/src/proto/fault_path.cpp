@@ -1,0 +1,103 @@
+#include "proto/fault_path.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "proto/diffs.hpp"
+#include "proto/fetch.hpp"
+#include "proto/state.hpp"
+#include "runtime/stats.hpp"
+
+namespace dsm::proto {
+
+void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_t guessed_from) {
+  auto& s = state();
+  std::vector<std::uint32_t> opened;
+  std::uint64_t twins = 0;
+  {
+    std::lock_guard lk(s.mu);
+    std::uint32_t open_idx = s.intervals.log.known(std::uint32_t(s.me));
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      const std::uint32_t page = pages[i];
+      auto& pg = s.heap.pages[page];
+      const bool claimed = s.holds.claims.owner(page, s.sync.epoch) == s.me;
+      // A kept page now written whole needs its twin no more: the whole page carries every
+      // write of the open interval.
+      const bool kept_to_whole = pg.kept && (whole || claimed);
+      if (pg.dirty && !kept_to_whole) continue;
+      if (pg.held) {  // already writable, and announced whole at every interval end
+        s.holds.claims.renew(page, s.sync.epoch);
+        continue;
+      }
+      if (kept_to_whole) {
+        pg.twin.reset();
+        pg.kept = false;
+      } else if (pg.twin) {
+        encode_twin(page);  // the twin of a closed interval becomes its diff
+      }
+      pg.dirty_whole = whole || claimed;
+      if (claimed && s.holds.claims.holder(page) == s.me) {
+        pg.held = true;
+        s.holds.claims.renew(page, s.sync.epoch);
+        s.holds.pages.push_back(page);
+        s.holds.changed = true;
+      }
+      if (kept_to_whole) continue;  // writable and listed as dirty already
+      if (!pg.dirty_whole) {
+        pg.twin.reset(new std::byte[mem::page_size]);
+        std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
+        pg.twin_idx = open_idx;
+        ++twins;
+      }
+      pg.dirty = true;
+      pg.ahead = i >= guessed_from;
+      s.intervals.dirty.push_back(page);
+      opened.push_back(page);
+    }
+  }
+  stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
+  protect(opened, mem::Prot::read_write);
+}
+
+void on_fault(void* addr, bool is_write) {
+  auto& s = state();
+  auto& ahead = s.ahead;
+  auto page = std::uint32_t(s.region->page_of(addr));
+  if (page >= s.heap.allocated) {
+    std::fprintf(stderr, "dsm: rank %d: access to unallocated shared memory at %p\n", s.me, addr);
+    std::signal(SIGSEGV, SIG_DFL);  // the access faults again and ends the rank normally
+    return;
+  }
+  auto& c = stats::counters();
+  (is_write ? c.write_faults : c.read_faults).fetch_add(1, std::memory_order_relaxed);
+  stats::Timer timer(c.protocol_ns);
+  if (!s.heap.pages[page].valid) {
+    // A fault on the page right after the run the last fetching fault brought is a walk
+    // through memory others wrote (a result gathered after a loop): fetch ahead, in runs
+    // that double up to max_fetch_ahead pages, one request per writer instead of one per
+    // page. Pages already valid are left out; any other fault fetches its page alone.
+    ahead.fetch_window = page == ahead.next_fetch ? std::min(2 * ahead.fetch_window, max_fetch_ahead) : 1;
+    ahead.next_fetch = std::min(page + ahead.fetch_window, s.heap.allocated.load());
+    std::vector<std::uint32_t> run;
+    for (std::uint32_t p = page; p < ahead.next_fetch; ++p) run.push_back(p);
+    make_valid(std::move(run));
+  }
+  if (!is_write) return;
+  // Likewise a write fault right after the run the last one opened is a sequential first
+  // write (a block written without dsm::own, an array initialized): the next pages of a
+  // run that doubles up to Ahead::max_write are opened with it, those that are valid and
+  // neither open nor this rank's claim (a claim is opened without a twin, announced whole).
+  ahead.write_window = page == ahead.next_write ? std::min(2 * ahead.write_window, ahead.max_write) : 1;
+  ahead.next_write = std::min(page + ahead.write_window, s.heap.allocated.load());
+  std::vector<std::uint32_t> run{page};
+  for (std::uint32_t p = page + 1; p < ahead.next_write; ++p) {
+    const Page& pg = s.heap.pages[p];
+    if (pg.valid && !pg.dirty && !pg.held && s.holds.claims.owner(p, s.sync.epoch) != s.me) run.push_back(p);
+  }
+  open_for_write(run, false, 1);
+}
+
+}  // namespace dsm::proto

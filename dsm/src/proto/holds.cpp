@@ -1,0 +1,85 @@
+#include "proto/holds.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "proto/state.hpp"
+
+namespace dsm::proto {
+
+void forget_holds() {
+  auto& s = state();
+  s.holds.pages.clear();
+  s.holds.runs.clear();
+  s.holds.changed = false;
+}
+
+bool hold_lapses() {
+  auto& s = state();
+  std::uint64_t oldest = s.sync.epoch;
+  for (auto p : s.holds.pages) oldest = std::min(oldest, s.holds.claims.held_epoch(p));
+  if (s.sync.epoch >= lapse_epoch(oldest)) return true;
+  s.holds.walk_due = lapse_epoch(oldest);
+  return false;
+}
+
+void walked_holds(std::vector<std::uint32_t> still, std::uint64_t oldest) {
+  auto& holds = state().holds;
+  holds.pages = std::move(still);
+  holds.runs = to_runs(holds.pages, std::vector<std::uint8_t>(holds.pages.size(), 1));
+  holds.changed = false;
+  // Loops only renew holds (held epochs grow): no hold lapses before the oldest one does.
+  holds.walk_due = lapse_epoch(oldest);
+}
+
+std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
+  auto& s = state();
+  std::vector<std::uint32_t> same;
+  for (std::uint32_t p : s.served.read_pages) {
+    auto& pg = s.heap.pages[p];
+    if (!pg.held) continue;
+    const auto run = run_ending_after(runs, p);
+    if (run == runs.end() || run->first > p || !run->whole) continue;
+    if (pg.shown && std::memcmp(pg.shown.get(), alias_page(p), mem::page_size) == 0) {
+      same.push_back(p);
+      continue;
+    }
+    if (!pg.shown) pg.shown = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+    std::memcpy(pg.shown.get(), alias_page(p), mem::page_size);
+  }
+  std::sort(same.begin(), same.end());
+  return same;
+}
+
+void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {
+  auto& s = state();
+  // Two owners: nobody writes the page whole this epoch, and holding ends.
+  s.holds.claims.claim(owner, first, last, collective, s.sync.epoch, [&](std::uint32_t page, int holder) {
+    if (holder == s.me) s.heap.pages[page].hold_ends = s.holds.changed = true;
+  });
+}
+
+void split_held(std::uint32_t first, std::uint32_t last,
+                const std::function<void(std::uint32_t, std::uint32_t, bool)>& part) {
+  const auto& holds = state().holds;
+  // Between walks the runs are exact unless a hold began, ended or was lost (Holds::changed).
+  if (!holds.changed) {
+    for (auto run = run_ending_after(holds.runs, first); run != holds.runs.end() && run->first < last && first < last;
+         ++run) {
+      const std::uint32_t a = std::max(first, run->first), b = std::min(last, run->first + run->count);
+      if (a > first) part(first, a, false);
+      part(a, b, true);
+      first = b;
+    }
+  }
+  if (first < last) part(first, last, false);
+}
+
+void renew_holds(std::uint32_t first, std::uint32_t last) {
+  auto& s = state();
+  s.holds.claims.renew(first, last, s.sync.epoch);
+}
+
+}  // namespace dsm::proto

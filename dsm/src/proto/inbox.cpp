@@ -1,0 +1,77 @@
+#include "proto/inbox.hpp"
+
+#include <optional>
+#include <string>
+
+#include "mem/heap.hpp"
+#include "proto/state.hpp"
+#include "runtime/stats.hpp"
+
+namespace dsm::proto {
+
+Reply wait_inbox(Msg type, int from) {
+  auto& s = state();
+  const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
+  bool polling = s.poll_ns > 0;
+  // A polling rank raises its waiting flag (lazy messages that came while it was busy are
+  // found by its first poll below); one that never polls keeps it raised (dsm::init).
+  const bool lazy = polling;
+  bool slept = false;
+  if (polling) {
+    s.net->set_polling(true);
+    s.net->set_waiting(true);
+  }
+  for (std::uint64_t seen = ~0ull;;) {
+    // The mutex only when something arrived: a poller holding it would make the service
+    // thread that posts the reply sleep on it.
+    if (s.inbox.arrived.value() != seen) {
+      seen = s.inbox.arrived.value();  // post_inbox notifies after it queued under mu
+      std::optional<Reply> m;
+      {
+        std::lock_guard lk(s.mu);
+        if (!s.inbox.replies.empty()) {
+          m = std::move(s.inbox.replies.front());
+          s.inbox.replies.pop_front();
+        }
+      }
+      if (m) {
+        if (lazy) s.net->set_waiting(false);
+        if (polling) s.net->set_polling(false);  // may run handlers: not under mu
+        if (m->type != type || (from >= 0 && m->src != from))
+          fatal("a %s from rank %d where a %s from %s was due", msg_name(m->type), m->src, msg_name(type),
+                from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
+        return std::move(*m);
+      }
+    }
+    // Poll for a short while (the reply usually comes within microseconds), then sleep.
+    if (polling) {
+      if (stats::now_ns() >= poll_until) {
+        s.net->set_polling(false);
+        polling = false;
+      }
+      s.net->poll();
+      continue;
+    }
+    if (!slept) {
+      stats::counters().sleeps.fetch_add(1, std::memory_order_relaxed);
+      if (!lazy && s.configured_poll_ns > 0)
+        stats::counters().shared_core_waits.fetch_add(1, std::memory_order_relaxed);
+    }
+    slept = true;
+    s.inbox.arrived.wait_until(seen + 1);
+  }
+}
+
+void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
+  auto& s = state();
+  Reply reply{src, type, {}};
+  mem::reserve_populated(reply.payload, payload.size());
+  reply.payload.assign(payload.begin(), payload.end());
+  {
+    std::lock_guard lk(s.mu);
+    s.inbox.replies.push_back(std::move(reply));
+  }
+  s.inbox.arrived.notify();
+}
+
+}  // namespace dsm::proto

@@ -1,0 +1,155 @@
+#include "proto/serve.hpp"
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mem/heap.hpp"
+#include "proto/diffs.hpp"
+#include "proto/dispatch.hpp"
+#include "proto/state.hpp"
+#include "runtime/stats.hpp"
+
+namespace dsm::proto {
+
+namespace {
+
+// Pushes a page for this many barriers after each fetch: a reader that stopped reading
+// costs a few stale copies, one that still reads renews with its next fetch.
+constexpr std::uint32_t push_barriers = 64;
+
+// Only a request for a few pages (a halo) registers its reader: a bulk fetch (a block that
+// moved to another rank) is a one-off, and pushing it back at every barrier would copy
+// megabytes for nothing.
+constexpr std::size_t max_halo_pages = 16;
+
+void register_reader(std::uint32_t page, std::uint32_t rank) {
+  auto& readers = state().heap.pages[page].readers;
+  for (auto& r : readers)
+    if (r.rank == rank) {
+      r.left = push_barriers;
+      return;
+    }
+  if (readers.empty()) state().served.read_pages.push_back(page);
+  readers.push_back({rank, push_barriers});
+}
+
+}  // namespace
+
+void serve_diff_request(int src, codec::Reader& r) {
+  auto& s = state();
+  auto req = r.get<std::uint32_t>();
+  auto n = r.count(9);
+  if (req & ~at_collection) throw codec::DecodeError("unknown diff request flags");
+  if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
+  struct Item {
+    std::uint32_t page, idx;
+    std::uint8_t whole;
+    std::span<const std::byte> data;
+    // Else encoded into the reply: the diff of `end` against `base` (the page against its
+    // open twin, or a change kept as the page against zeros, Served::ends).
+    const std::byte* base = nullptr;
+    const std::byte* end = nullptr;
+  };
+  std::vector<Item> items(n);
+  for (auto& it : items) {
+    it.page = r.get<std::uint32_t>();
+    it.idx = r.get<std::uint32_t>();
+    it.whole = r.get<std::uint8_t>();
+    if (it.page >= s.heap.allocated) throw codec::DecodeError("diff request for a page outside the heap");
+    if (it.whole > 1) throw codec::DecodeError("diff request item of unknown kind");
+  }
+  r.expect_end();
+  codec::Writer w;
+  std::unique_lock lk(s.mu);
+  if ((req & at_collection) && s.gc.collecting) {
+    // Every rank knows every change during a collection, so a valid copy is the page's final
+    // state: sent once in place of the diffs asked for, however many intervals wrote it.
+    std::vector<Item> kept;
+    for (const auto& it : items)
+      if (!s.heap.pages[it.page].valid) kept.push_back(it);
+      else if (kept.empty() || kept.back().page != it.page || kept.back().whole != valid_copy)
+        kept.push_back({it.page, it.idx, valid_copy, {}});
+    items = std::move(kept);
+    n = std::uint32_t(items.size());
+  }
+  // The reply is sized before it is written: grown step by step, a reply of megabytes
+  // (a rank's first fetch of its block) would be copied and faulted in several times over.
+  std::size_t size = 12;
+  for (auto& it : items) {
+    auto& pg = s.heap.pages[it.page];
+    if (it.whole) {  // a whole notice, or a valid copy
+      it.data = std::span(alias_page(it.page), mem::page_size);
+    } else if (pg.twin && pg.twin_idx == it.idx) {
+      // The page still holds that interval's end (its next write or invalidation turns the
+      // twin into a stored change first): encoded straight into the reply, not stored, as a
+      // rank's first fetch of a block it did not initialize would store megabytes of diffs.
+      it.base = pg.twin.get();
+      it.end = alias_page(it.page);
+    } else if (const OwnChange c = own_change(it.page, it.idx); c.diff) {
+      it.data = *c.diff;
+    } else if (c.end) {
+      it.base = zero_page;
+      it.end = c.end;
+    } else {
+      fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
+    }
+    size += 13 + (it.base ? max_page_diff : it.data.size());
+  }
+  // A collection brings every page up to date, wanted or not: no reader shows interest there.
+  const bool halo = !(req & at_collection) && items.size() <= max_halo_pages;
+  mem::reserve_populated(w.buffer(), size);
+  w.put<std::uint32_t>(std::uint32_t(s.me));
+  w.put(req);
+  w.put(n);
+  for (const auto& it : items) {
+    w.put(it.page);
+    w.put(it.idx);
+    w.put(it.whole);
+    if (halo) register_reader(it.page, std::uint32_t(src));
+    if (it.base) {
+      put_diff(w, it.base, it.end);
+      continue;
+    }
+    w.bytes(it.data);
+    if (it.whole) stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
+  }
+  lk.unlock();
+  s.net->send_owned(src, diff_reply, w.take());
+}
+
+void encode_pushes(codec::Writer& w, const Interval* newest) {
+  auto& s = state();
+  struct Out {
+    std::uint32_t reader, page;
+    bool whole;
+  };
+  std::vector<Out> out;
+  if (newest)
+    for (std::uint32_t page : s.served.read_pages) {
+      const std::optional<bool> whole = written(*newest, page);
+      if (!whole) continue;
+      auto& pg = s.heap.pages[page];
+      // The change is stored now rather than at the page's next write: the push carries it.
+      if (!*whole && !own_change(page, newest->idx).stored()) {
+        if (!pg.twin || pg.twin_idx != newest->idx) continue;
+        encode_twin(page);
+      }
+      for (auto& r : pg.readers) out.push_back({r.rank, page, *whole});
+      for (auto& r : pg.readers) --r.left;
+      std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
+    }
+  std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
+  w.put<std::uint32_t>(std::uint32_t(out.size()));
+  for (const Out& o : out) {
+    w.put(o.reader);
+    w.put(o.page);
+    w.put<std::uint8_t>(o.whole);
+    if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
+    else put_change(w, own_change(o.page, newest->idx));
+  }
+  stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
+}
+
+}  // namespace dsm::proto

@@ -1,0 +1,15 @@
+// This rank's changes as others get them: diff requests answered by the service thread,
+// and the changes pushed with a barrier to the ranks that read a page in small requests.
+#pragma once
+
+#include "proto/codec.hpp"
+#include "proto/intervals.hpp"
+
+namespace dsm::proto {
+
+void serve_diff_request(int src, codec::Reader& r);
+// Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
+// readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
+void encode_pushes(codec::Writer& w, const Interval* newest);
+
+}  // namespace dsm::proto
