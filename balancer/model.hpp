@@ -54,7 +54,8 @@ struct Options {
   bool cost_benefit = true; // page transfer cost against time saved
   bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
-  // Runtime glue only: access descriptors used to cut protocol cost (DESIGN 3a).
+  // Runtime glue only: access descriptors used to cut protocol cost (docs/design.md, "What the
+  // hardware costs").
   bool prefetch = true;    // fetch the read sections of this rank's ranges in bulk
   bool bulk_write = true;  // open the write sections in bulk before the loop
   bool exclusive = true;   // claim pages that only one rank writes (no twins, no diffs)

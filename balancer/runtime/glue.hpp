@@ -141,7 +141,8 @@ std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std
 void record_writes(const std::vector<Run>& exclusive);
 // Claims, for every rank, the pages it alone writes in this execution.
 void claim_exclusive(const std::vector<Run>& exclusive);
-// Bulk fetch of what this rank's ranges read, bulk opening of what they write (DESIGN 3a).
+// Bulk fetch of what this rank's ranges read, bulk opening of what they write: per-page
+// faults cost more than the loops (docs/design.md, "What the hardware costs").
 void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o);
 
 // What the balancer reports (stats.cpp).

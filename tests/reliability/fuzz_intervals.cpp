@@ -25,7 +25,7 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-// Everything a decoded interval promises the protocol (what page_protocol.cpp/sync.cpp index with).
+// Everything a decoded interval promises the protocol (what the protocol in dsm/src/proto indexes with).
 void check_valid(const proto::Interval& in, std::uint32_t nprocs, std::uint32_t npages) {
   check(in.proc < nprocs && in.vt.size() == nprocs && in.vt[in.proc] == in.idx + 1);
   for (const auto& r : in.runs) check(r.count > 0 && r.first < npages && r.count <= npages - r.first && r.whole <= 1);

@@ -1,4 +1,4 @@
-// Public API of the DSM runtime. Every name here is fixed by DESIGN.md section 1.
+// Public API of the DSM runtime. Every name here is fixed: programs outside the project use them.
 //
 // A program calls dsm::init first and dsm::finalize last. Shared data comes from
 // dsm::alloc, which every rank calls in the same order with the same sizes; it returns the
