@@ -3,9 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
+#include "runtime/env_setting.hpp"
 
 namespace dsm::sys {
 
@@ -23,17 +21,7 @@ std::vector<int> allowed_cpus() {
 HostCpus host_cpus() {
   HostCpus cpus;
   cpus.mine = allowed_cpus();
-  cpus.count = static_cast<int>(cpus.mine.size());
-  const char* given = std::getenv("DSM_HOST_CPUS");
-  if (!given || !*given) return cpus;
-  char* end = nullptr;
-  errno = 0;
-  const long count = std::strtol(given, &end, 10);
-  if (*end || errno == ERANGE || count < 1 || count > CPU_SETSIZE) {
-    std::fprintf(stderr, "dsm: DSM_HOST_CPUS=%s: expected an integer from 1 to %d\n", given, CPU_SETSIZE);
-    std::exit(2);
-  }
-  cpus.count = static_cast<int>(count);
+  cpus.count = static_cast<int>(env_int("DSM_HOST_CPUS", cpus.mine.size(), 1, CPU_SETSIZE));
   return cpus;
 }
 
