@@ -11,9 +11,9 @@
 namespace dsm::proto {
 
 enum Msg : std::uint16_t {
-  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 whole)
-  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 whole, bytes); whole 2:
-                      // the page as it is (a request at_collection, for a valid page)
+  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 kind)       (item_* kinds)
+  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 kind, bytes)
+                      // (item_diff, item_whole, valid_copy or end_copy)
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
@@ -35,8 +35,17 @@ constexpr const char* msg_name(std::uint16_t type) {
 
 // A diff request's `req` flag: sent by garbage collection (see make_valid).
 constexpr std::uint32_t at_collection = 1;
-// A reply item's `whole`: the server's valid copy of the page, for a request at_collection.
-constexpr std::uint8_t valid_copy = 2;
+// A request item's kind: the diff of an interval, its whole page (a whole notice), or its
+// diff to be applied to a page that is all zero at the asking rank, which the writer may
+// answer with end_copy.
+constexpr std::uint8_t item_diff = 0;
+constexpr std::uint8_t item_whole = 1;
+constexpr std::uint8_t item_from_zeros = 2;
+// A reply item's kind besides item_diff and item_whole: the server's valid copy of the page,
+// for a request at_collection; or, for item_from_zeros, the page as the interval left it,
+// when the writer's twin was all zero too (the same bytes as the diff applied to zeros).
+constexpr std::uint8_t valid_copy = 3;
+constexpr std::uint8_t end_copy = 4;
 // Items in one diff request. Requests are cut so that a reply is about a MiB: the writer
 // encodes the next while this rank receives the last, and buffers of that size are soon
 // reused, where replies of several MiB fault fresh memory in on both sides (a rank's first

@@ -1,8 +1,8 @@
 #include "proto/fetch.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
-#include <tuple>
 #include <utility>
 
 #include "proto/codec.hpp"
@@ -15,6 +15,161 @@
 
 namespace dsm::proto {
 
+namespace {
+
+// A fetch of many pages from one writer is cut into at least this many requests, so that
+// the writer encodes the next reply while this rank applies the last one: served and
+// applied one after the other, the two ranks would take turns at being idle.
+constexpr std::size_t pipelined_requests = 4;
+// ... but no request smaller than this, where a round trip costs more than the copies.
+constexpr std::size_t min_request_items = 32;
+
+// One change a page needs, in application order.
+struct Want {
+  Notice n{};
+  std::span<const std::byte> data;  // once it arrived
+  std::int32_t reply = -1;          // the reply `data` points into (-1: this rank's own)
+  bool got = false;
+  bool end_copy = false;  // `data` is the interval's end, sent in place of its diff
+  bool from_zeros = false;  // asked as item_from_zeros
+};
+
+struct PagePlan {
+  std::uint32_t page;
+  std::vector<Want> wants;
+  std::size_t missing = 0;
+  bool done = false;
+};
+
+// The replies of one fetch and the pages they complete, applied as each one lands.
+class Fetch {
+ public:
+  Fetch(std::vector<PagePlan> plans, bool collecting) : plans_(std::move(plans)), collecting_(collecting) {}
+
+  PagePlan* find(std::uint32_t page) {
+    auto it = std::lower_bound(plans_.begin(), plans_.end(), page,
+                               [](const PagePlan& p, std::uint32_t pg) { return p.page < pg; });
+    return it != plans_.end() && it->page == page ? &*it : nullptr;
+  }
+
+  // Pages that need nothing from another rank (only their own changes) are ready at once.
+  void apply_ready() {
+    std::vector<std::uint32_t> done;
+    {
+      std::lock_guard lk(state().mu);
+      for (auto& p : plans_)
+        if (p.missing == 0) finish(p, done);
+    }
+    protect(done, mem::Prot::read);
+  }
+
+  // Takes in one reply and applies every page it completes.
+  void take(Reply rep) {
+    const auto slot = std::int32_t(replies_.size());
+    replies_.push_back(std::move(rep));
+    refs_.push_back(0);
+    const Reply& r = replies_.back();
+    std::vector<std::uint32_t> done;
+    {
+      auto& s = state();
+      std::lock_guard lk(s.mu);
+      try {
+        decode(r, slot, done);
+      } catch (const codec::DecodeError& e) {
+        fatal("malformed diff reply from rank %d: %s", r.src, e.what());
+      }
+    }
+    release_if_unused(slot);
+    stats::counters().pages_fetched.fetch_add(done.size(), std::memory_order_relaxed);
+    protect(done, mem::Prot::read);
+  }
+
+  void check_complete() const {
+    for (const auto& p : plans_) {
+      if (p.done) continue;
+      for (const Want& w : p.wants)
+        if (!w.got) fatal("rank %u did not send the change of page %u (interval %u)", w.n.proc, p.page, w.n.idx);
+    }
+  }
+
+ private:
+  void decode(const Reply& rep, std::int32_t slot, std::vector<std::uint32_t>& done) {
+    codec::Reader r(rep.payload);
+    const auto src = std::uint32_t(rep.src);
+    if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
+    if (r.get<std::uint32_t>() != (collecting_ ? at_collection : 0)) throw codec::DecodeError("answers a request of another kind");
+    const auto n = r.count(13);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const auto page = r.get<std::uint32_t>();
+      const auto idx = r.get<std::uint32_t>();
+      const auto kind = r.get<std::uint8_t>();
+      const auto bytes = r.bytes();
+      PagePlan* p = find(page);
+      if (!p) throw codec::DecodeError("a change of a page that was not asked for");
+      if (kind == valid_copy) {
+        if (!collecting_ || std::none_of(p->wants.begin(), p->wants.end(), [&](const Want& w) { return w.n.proc == src; }))
+          throw codec::DecodeError("a whole copy of a page that was not asked of that rank");
+        if (bytes.size() != mem::page_size) throw codec::DecodeError("a whole copy that is not a page");
+        if (p->done) continue;  // another writer's copy came first: every valid copy is the same
+        // A valid copy at a collection holds every change there is.
+        apply_change(page, {src, 0, true}, bytes);
+        finish(*p, done, false);
+        continue;
+      }
+      auto w = std::find_if(p->wants.begin(), p->wants.end(),
+                            [&](const Want& w) { return w.n.proc == src && w.n.idx == idx; });
+      if (w == p->wants.end() || w->got) throw codec::DecodeError("a change that was not asked for, or sent twice");
+      if (kind != item_diff && kind != item_whole && kind != end_copy) throw codec::DecodeError("a change of unknown kind");
+      if ((kind == item_whole) != w->n.whole) throw codec::DecodeError("a whole page where a diff was asked, or the reverse");
+      if (kind == end_copy && (!w->from_zeros || bytes.size() != mem::page_size))
+        throw codec::DecodeError("an interval's end that was not asked for, or is not a page");
+      w->got = true;
+      if (p->done) continue;  // a valid copy made it up to date
+      w->data = bytes;
+      w->reply = slot;
+      w->end_copy = kind == end_copy;
+      ++refs_[std::size_t(slot)];
+      if (--p->missing == 0) finish(*p, done);
+    }
+    r.expect_end();
+  }
+
+  // Applies a page's changes in application order (unless a valid copy did already) and
+  // makes it valid. Under mu.
+  void finish(PagePlan& p, std::vector<std::uint32_t>& done, bool apply = true) {
+    auto& s = state();
+    if (apply)
+      for (const Want& w : p.wants) {
+        if (w.end_copy) std::memcpy(alias_page(p.page), w.data.data(), mem::page_size);
+        else apply_change(p.page, w.n, w.data);
+      }
+    p.done = true;
+    for (const Want& w : p.wants)
+      if (w.got && w.reply >= 0 && --refs_[std::size_t(w.reply)] == 0) to_release_.push_back(w.reply);
+    auto& pg = s.heap.pages[p.page];
+    pg.pending.clear();
+    pg.valid = true;
+    done.push_back(p.page);
+  }
+
+  // A reply whose changes were all applied gives its buffer back for the next reply.
+  // (A reply's count may reach zero and rise again while it is decoded: checked here.)
+  void release_if_unused(std::int32_t slot) {
+    to_release_.push_back(slot);
+    for (auto k : to_release_)
+      if (refs_[std::size_t(k)] == 0) recycle_inbox(std::move(replies_[std::size_t(k)].payload));
+    to_release_.clear();
+  }
+
+  std::vector<PagePlan> plans_;  // by page
+  bool collecting_;
+  std::vector<Reply> replies_;
+  std::vector<std::uint32_t> refs_;  // per reply: changes taken from it not yet applied
+  std::vector<std::int32_t> to_release_;
+};
+
+}  // namespace
+
 void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
@@ -22,10 +177,19 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
     return s.heap.pages[p].valid;
   });
   if (pages.empty()) return;
+  std::sort(pages.begin(), pages.end());
+  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
   stats::Timer timer(stats::counters().protocol_ns);
-  // What each page needs, and from whom, asked in requests of max_request_items.
-  std::map<std::uint32_t, std::vector<Notice>> plan;
-  std::map<int, std::vector<std::pair<std::uint32_t, Notice>>> asks;
+  const std::uint64_t t0 = stats::now_ns();
+  // What each page needs, and from whom: items (page, notice, kind) per writer.
+  struct Ask {
+    std::uint32_t page;
+    Notice n;
+    std::uint8_t kind;
+  };
+  std::vector<PagePlan> plans;
+  plans.reserve(pages.size());
+  std::map<int, std::vector<Ask>> asks;
   std::map<std::uint64_t, std::vector<std::byte>> own;  // own diffs to re-apply
   {
     std::lock_guard lk(s.mu);
@@ -34,111 +198,90 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       take_whole(pages[i], pages[j - 1] + 1);
     }
     for (auto page : pages) {
-      auto need = needed_changes(page);
-      for (const Notice& n : need) {
+      PagePlan plan{page, {}, 0, false};
+      for (const Notice& n : needed_changes(page)) {
+        Want w;
+        w.n = n;
         if (n.proc == std::uint32_t(s.me)) {
           if (s.heap.pages[page].twin && s.heap.pages[page].twin_idx == n.idx) encode_twin(page);
           const OwnChange c = own_change(page, n.idx);
           auto& diff = own[diff_key(page, n.idx)];
           if (c.diff) diff = *c.diff;
           else if (c.end) encode_diff(zero_page, c.end, diff);
+          w.data = diff;
+          w.got = true;
         } else {
-          asks[int(n.proc)].push_back({page, n});
+          // A page still all zero here takes the first change, if the writer's twin was
+          // all zero too, as the page the interval left: the same bytes as applying its
+          // diff, without encoding one (an array another rank initialized).
+          w.from_zeros = !n.whole && plan.wants.empty() &&
+                         std::memcmp(alias_page(page), zero_page, mem::page_size) == 0;
+          asks[int(n.proc)].push_back({page, n, n.whole ? item_whole : w.from_zeros ? item_from_zeros : item_diff});
+          ++plan.missing;
         }
+        plan.wants.push_back(w);
       }
-      plan[page] = std::move(need);
+      plans.push_back(std::move(plan));
     }
   }
-  std::size_t sent = 0;
-  std::map<int, std::size_t> unanswered;  // requests per rank
-  for (auto& [proc, items] : asks)
+  Fetch fetch(std::move(plans), collecting);
+  // The requests, per writer, sent a few at a time: the next one goes when a reply lands.
+  // All at once, a writer would queue up every reply (hundreds of MiB for a large
+  // prefetch) in its transport, and this rank would copy them in while it should apply.
+  std::map<int, std::vector<std::vector<std::byte>>> requests;
+  std::size_t total = 0;
+  for (auto& [proc, items] : asks) {
+    const std::size_t cut = std::clamp((items.size() + pipelined_requests - 1) / pipelined_requests,
+                                       min_request_items, std::size_t(max_request_items));
     for (std::size_t from = 0, n = 0; from < items.size(); from += n) {
       codec::Writer w;
       w.put<std::uint32_t>(collecting ? at_collection : 0);
-      n = std::min<std::size_t>(max_request_items, items.size() - from);
+      n = std::min(cut, items.size() - from);
       // At a collection the writer answers a page once, whole, for all its items in one
       // request: a page's items are not cut across two (unless they alone fill one).
       if (collecting && from + n < items.size())
-        for (std::size_t cut = n; cut > 0; --cut)
-          if (items[from + cut].first != items[from + cut - 1].first) {
-            n = cut;
+        for (std::size_t c = n; c > 0; --c)
+          if (items[from + c].page != items[from + c - 1].page) {
+            n = c;
             break;
           }
       w.put<std::uint32_t>(std::uint32_t(n));
       for (std::size_t i = from; i < from + n; ++i) {
-        w.put(items[i].first);
-        w.put(items[i].second.idx);
-        w.put<std::uint8_t>(items[i].second.whole);
+        w.put(items[i].page);
+        w.put(items[i].n.idx);
+        w.put(items[i].kind);
       }
-      s.net->send(proc, diff_request, w.buffer());
-      ++sent;
-      ++unanswered[proc];
-    }
-  stats::counters().fetch_requests.fetch_add(sent, std::memory_order_relaxed);
-  // Replies, keyed by (page, proc, idx); at a collection, whole valid copies by page.
-  std::vector<Reply> replies;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::span<const std::byte>> got;
-  std::map<std::uint32_t, std::pair<std::uint32_t, std::span<const std::byte>>> copies;
-  {
-    stats::Timer wait(stats::counters().comm_wait_ns);
-    std::uint64_t t0 = stats::now_ns();
-    for (std::size_t i = 0; i < sent; ++i) replies.push_back(wait_inbox(diff_reply, -1));
-    if (pages.size() >= bulk_fetch_pages && sent)
-      s.balancer.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
-  }
-  for (const auto& rep : replies) {
-    try {
-      codec::Reader r(rep.payload);
-      const auto src = std::uint32_t(rep.src);
-      if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
-      const auto left = unanswered.find(rep.src);
-      if (left == unanswered.end() || left->second == 0) throw codec::DecodeError("more replies than this rank sent requests");
-      --left->second;
-      if (r.get<std::uint32_t>() != (collecting ? at_collection : 0)) throw codec::DecodeError("answers a request of another kind");
-      auto n = r.count(13);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        auto page = r.get<std::uint32_t>();
-        auto idx = r.get<std::uint32_t>();
-        const auto whole = r.get<std::uint8_t>();
-        if (whole == valid_copy) {
-          const auto need = plan.find(page);
-          if (!collecting || need == plan.end() ||
-              std::none_of(need->second.begin(), need->second.end(), [&](const Notice& n) { return n.proc == src; }))
-            throw codec::DecodeError("a whole copy of a page that was not asked of that rank");
-          const auto bytes = r.bytes();
-          if (bytes.size() != mem::page_size) throw codec::DecodeError("a whole copy that is not a page");
-          copies[page] = {src, bytes};
-        } else {
-          got[{page, src, idx}] = r.bytes();
-        }
-      }
-      r.expect_end();
-    } catch (const codec::DecodeError& e) {
-      fatal("malformed diff reply from rank %d: %s", rep.src, e.what());
+      requests[proc].push_back(w.take());
+      ++total;
     }
   }
-  std::lock_guard lk(s.mu);
-  for (auto& [page, need] : plan) {
-    if (const auto copy = copies.find(page); copy != copies.end()) {
-      // A valid copy at a collection holds every change there is.
-      apply_change(page, {copy->second.first, 0, true}, copy->second.second);
-    } else {
-      for (const Notice& n : need) {
-        if (n.proc == std::uint32_t(s.me)) {
-          apply_change(page, n, own[diff_key(page, n.idx)]);
-          continue;
-        }
-        auto it = got.find({page, n.proc, n.idx});
-        if (it == got.end()) fatal("rank %u did not send the change of page %u (interval %u)", n.proc, page, n.idx);
-        apply_change(page, n, it->second);
-      }
-    }
-    auto& pg = s.heap.pages[page];
-    pg.pending.clear();
-    pg.valid = true;
+  std::map<int, std::size_t> next, unanswered;  // per writer: requests sent, not answered
+  auto send_next = [&](int proc) {
+    auto& k = next[proc];
+    s.net->send(proc, diff_request, requests[proc][k]);
+    requests[proc][k] = {};
+    ++k;
+    ++unanswered[proc];
+  };
+  for (auto& [proc, reqs] : requests)
+    for (std::size_t i = 0; i < std::min(reqs.size(), pipelined_requests); ++i) send_next(proc);
+  stats::counters().fetch_requests.fetch_add(total, std::memory_order_relaxed);
+  fetch.apply_ready();
+  // Replies are applied as they land, while the writers serve the next requests.
+  for (std::size_t i = 0; i < total; ++i) {
+    Reply rep = [&] {
+      stats::Timer wait(stats::counters().comm_wait_ns);
+      return wait_inbox(diff_reply, -1);
+    }();
+    const auto left = unanswered.find(rep.src);
+    if (left == unanswered.end() || left->second == 0)
+      fatal("malformed diff reply from rank %d: more replies than this rank sent requests", rep.src);
+    --left->second;
+    if (next[rep.src] < requests[rep.src].size()) send_next(rep.src);
+    fetch.take(std::move(rep));
   }
-  stats::counters().pages_fetched.fetch_add(pages.size(), std::memory_order_relaxed);
-  protect(pages, mem::Prot::read);
+  fetch.check_complete();
+  if (pages.size() >= bulk_fetch_pages && total) s.balancer.page_seconds.add((stats::now_ns() - t0) * 1e-9 / double(pages.size()));
 }
 
 }  // namespace dsm::proto

@@ -1,5 +1,6 @@
-// Bringing pages up to date: each page's missing changes asked of their writers (one
-// request per writer and max_request_items), and applied in application order.
+// Bringing pages up to date: each page's missing changes asked of their writers (requests
+// of up to max_request_items per writer), and applied in application order as the replies
+// land, each page as soon as it has all its changes.
 #pragma once
 
 #include <cstddef>
@@ -14,9 +15,10 @@ namespace dsm::proto {
 // fetched from such a peer would price every move out for good. Only fetches of at least
 // this many pages are sampled.
 constexpr std::size_t bulk_fetch_pages = 64;
-// Largest run a fault fetches ahead on a sequential read (below bulk_fetch_pages: the
-// balancer's page cost is sampled from its own bulk fetches).
-constexpr std::uint32_t max_fetch_ahead = 32;
+// Largest run a fault fetches ahead on a sequential read: a MiB, as many pages as a
+// prefetch asks in one request, so a walk through memory another rank wrote moves as fast
+// as a prefetch of it.
+constexpr std::uint32_t max_fetch_ahead = 256;
 
 // Brings the pages up to date. `collecting`: garbage collection, where every rank knows
 // every change, so a writer whose copy is valid sends it whole instead of its diffs.

@@ -22,5 +22,8 @@ struct Reply {
 // than `from` (-1: any), is a forged or duplicated message, and fatal.
 Reply wait_inbox(Msg type, int from);
 void post_inbox(int src, Msg type, std::span<const std::byte> payload);
+// Gives a taken reply's buffer back for a later reply: a fetch of many pages takes a reply
+// of a MiB after another, and fresh memory for each costs more page faults than the copy.
+void recycle_inbox(std::vector<std::byte>&& payload);
 
 }  // namespace dsm::proto

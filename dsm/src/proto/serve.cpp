@@ -45,7 +45,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
   struct Item {
     std::uint32_t page, idx;
-    std::uint8_t whole;
+    std::uint8_t kind;  // asked as (item_*), then answered as (item_*, valid_copy, end_copy)
     std::span<const std::byte> data;
     // Else encoded into the reply: the diff of `end` against `base` (the page against its
     // open twin, or a change kept as the page against zeros, Served::ends).
@@ -56,9 +56,9 @@ void serve_diff_request(int src, codec::Reader& r) {
   for (auto& it : items) {
     it.page = r.get<std::uint32_t>();
     it.idx = r.get<std::uint32_t>();
-    it.whole = r.get<std::uint8_t>();
+    it.kind = r.get<std::uint8_t>();
     if (it.page >= s.heap.allocated) throw codec::DecodeError("diff request for a page outside the heap");
-    if (it.whole > 1) throw codec::DecodeError("diff request item of unknown kind");
+    if (it.kind > item_from_zeros) throw codec::DecodeError("diff request item of unknown kind");
   }
   r.expect_end();
   codec::Writer w;
@@ -69,7 +69,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     std::vector<Item> kept;
     for (const auto& it : items)
       if (!s.heap.pages[it.page].valid) kept.push_back(it);
-      else if (kept.empty() || kept.back().page != it.page || kept.back().whole != valid_copy)
+      else if (kept.empty() || kept.back().page != it.page || kept.back().kind != valid_copy)
         kept.push_back({it.page, it.idx, valid_copy, {}});
     items = std::move(kept);
     n = std::uint32_t(items.size());
@@ -79,9 +79,10 @@ void serve_diff_request(int src, codec::Reader& r) {
   std::size_t size = 12;
   for (auto& it : items) {
     auto& pg = s.heap.pages[it.page];
-    if (it.whole) {  // a whole notice, or a valid copy
+    const bool twinned = pg.twin && pg.twin_idx == it.idx;
+    if (it.kind == item_whole || it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
-    } else if (pg.twin && pg.twin_idx == it.idx) {
+    } else if (twinned) {
       // The page still holds that interval's end (its next write or invalidation turns the
       // twin into a stored change first): encoded straight into the reply, not stored, as a
       // rank's first fetch of a block it did not initialize would store megabytes of diffs.
@@ -95,6 +96,16 @@ void serve_diff_request(int src, codec::Reader& r) {
     } else {
       fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
     }
+    if (it.kind == item_from_zeros && it.base &&
+        (it.base == zero_page || std::memcmp(it.base, zero_page, mem::page_size) == 0)) {
+      // Asked by a rank whose copy is all zero, of a change made from zeros: the interval's
+      // end itself is what the diff would make of that copy, and costs no encoding.
+      it.kind = end_copy;
+      it.data = std::span(it.end, mem::page_size);
+      it.base = nullptr;
+    } else if (it.kind == item_from_zeros) {
+      it.kind = item_diff;
+    }
     size += 13 + (it.base ? max_page_diff : it.data.size());
   }
   // A collection brings every page up to date, wanted or not: no reader shows interest there.
@@ -106,14 +117,14 @@ void serve_diff_request(int src, codec::Reader& r) {
   for (const auto& it : items) {
     w.put(it.page);
     w.put(it.idx);
-    w.put(it.whole);
+    w.put(it.kind);
     if (halo) register_reader(it.page, std::uint32_t(src));
     if (it.base) {
       put_diff(w, it.base, it.end);
       continue;
     }
     w.bytes(it.data);
-    if (it.whole) stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
+    if (it.kind != item_diff) stats::counters().whole_pages_sent.fetch_add(1, std::memory_order_relaxed);
   }
   lk.unlock();
   s.net->send_owned(src, diff_reply, w.take());
