@@ -18,6 +18,8 @@
 //       own          the same, with rank 1's "own" interval 999 in the grant to cover it
 //       diff_signed  a diff reply from rank 0 that says rank 1 wrote it
 //       diff_flags   a diff reply from rank 0 that answers a request made at a collection
+//       diff_kind    a whole page where the fault asks rank 0 for a diff
+//       diff_unasked a change of the page after the one the fault asks for
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -37,6 +39,7 @@
 
 #include "net/transport.hpp"
 #include "net/wire.hpp"
+#include "proto/diffs.hpp"
 #include "proto/state.hpp"
 
 namespace {
@@ -185,6 +188,21 @@ int forged_reply(const std::string& kind) {
       w.put<std::uint32_t>(0);  // items
       post_inbox(0, diff_reply, w.buffer());
       std::printf("read %ld\n", *static_cast<volatile long*>(sh));  // the fault fetches rank 0's write
+    } else if (kind == "diff_kind" || kind == "diff_unasked") {
+      // One item, for the change the fault will ask for: as a whole page where a diff is
+      // due, or for the page after it, which nobody asks for.
+      auto& st = state();
+      const auto page = std::uint32_t(st.region->page_of(sh));
+      const std::uint32_t idx = st.heap.pages[page].pending.at(0).idx;
+      w.put<std::uint32_t>(0);
+      w.put<std::uint32_t>(0);
+      w.put<std::uint32_t>(1);
+      w.put<std::uint32_t>(kind == "diff_unasked" ? page + 1 : page);
+      w.put(idx);
+      w.put<std::uint8_t>(kind == "diff_kind" ? item_whole : item_diff);
+      w.bytes(std::span(zero_page, dsm::mem::page_size));
+      post_inbox(0, diff_reply, w.buffer());
+      std::printf("read %ld\n", *static_cast<volatile long*>(sh));
     } else {
       std::fprintf(stderr, "forge_fabric: unknown KIND '%s'\n", kind.c_str());
       return 2;
