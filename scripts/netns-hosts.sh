@@ -76,8 +76,11 @@ up() {
     ip -n "$h" link set eth0 up
     if [[ -n $rate ]]; then
       # burst >= one 64 KiB GSO segment, so big segments pass instead of being dropped.
-      ip netns exec "$h" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
-      ip netns exec "$hub" tc qdisc add dev "vh$i" root tbf rate "$rate" burst 256kb latency 50ms
+      # Checked: `up` runs inside `||`, where set -e is off, and a link left unlimited by a
+      # rate tc refuses would pass for a limited one.
+      ip netns exec "$h" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms &&
+        ip netns exec "$hub" tc qdisc add dev "vh$i" root tbf rate "$rate" burst 256kb latency 50ms ||
+        { warn "tc refused the rate '$rate' (a tbf rate such as 100mbit or 1gbit)"; return 1; }
     fi
     hosts+=("$h")
   done
