@@ -163,8 +163,14 @@ void Transport::Impl::on_large_done(Op& op, std::size_t len, bool deliver) {
 void Transport::Impl::deliver_in_order(std::uint32_t src) {
   while (auto m = sources[src].take()) {
     if (m->large && m->large->failed) continue;
-    if (m->large) dispatch(static_cast<int>(src), m->type, {m->large->owned.get(), m->large->len});
-    else dispatch(static_cast<int>(src), m->type, m->eager);
+    if (m->large) {
+      Buffer* const outer = handed;
+      handed = &m->large->owned;
+      dispatch(static_cast<int>(src), m->type, {m->large->owned.get(), m->large->len});
+      handed = outer;
+    } else {
+      dispatch(static_cast<int>(src), m->type, m->eager);
+    }
   }
 }
 

@@ -115,6 +115,8 @@ void Transport::set_polling(bool on) {
   if (!on && m.parked.load()) m.wake(m.env.rank);
 }
 
+Buffer Transport::take_payload() { return Impl::handed ? std::move(*Impl::handed) : Buffer{}; }
+
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
 const Traffic& Transport::counters() const { return impl_->traffic; }

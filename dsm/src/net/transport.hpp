@@ -14,6 +14,7 @@
 
 #include "job/bootstrap.hpp"
 #include "job/job_env.hpp"
+#include "net/buffer_pool.hpp"
 #include "net/segments.hpp"
 #include "net/traffic.hpp"
 
@@ -51,6 +52,11 @@ class Transport {
   // the order sent; payload valid only during the call; it may send. Messages that arrived
   // earlier are delivered first. Invalid messages are dropped, counted and logged.
   void start(Handler handler);
+  // Inside a handler: the buffer of the payload it was given, taken over, when that payload
+  // came as a large message (empty otherwise, or if taken already). A handler that keeps a
+  // reply of a MiB takes it instead of copying it; the buffer returns to the transport's
+  // pool when released.
+  Buffer take_payload();
 
   // Does the service thread's work on the calling thread for a moment: receives and runs
   // the handlers of what has arrived (unless the service thread is at it). A thread that

@@ -53,6 +53,8 @@ struct Transport::Impl {
 
   // The transport whose service thread this is (a handler's sends must not wait for it).
   static constinit thread_local const Impl* serving;
+  // The buffer of the large payload this thread's handler was given (take_payload).
+  static constinit thread_local Buffer* handed;
 
   job::JobEnv env;
   std::string prov;

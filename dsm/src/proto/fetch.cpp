@@ -94,7 +94,7 @@ class Fetch {
 
  private:
   void decode(const Reply& rep, std::int32_t slot, std::vector<std::uint32_t>& done) {
-    codec::Reader r(rep.payload);
+    codec::Reader r(rep.payload());
     const auto src = std::uint32_t(rep.src);
     if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
     if (r.get<std::uint32_t>() != (collecting_ ? at_collection : 0)) throw codec::DecodeError("answers a request of another kind");
@@ -152,12 +152,13 @@ class Fetch {
     done.push_back(p.page);
   }
 
-  // A reply whose changes were all applied gives its buffer back for the next reply.
+  // A reply whose changes were all applied gives its buffer back to the transport for the
+  // next one.
   // (A reply's count may reach zero and rise again while it is decoded: checked here.)
   void release_if_unused(std::int32_t slot) {
     to_release_.push_back(slot);
     for (auto k : to_release_)
-      if (refs_[std::size_t(k)] == 0) recycle_inbox(std::move(replies_[std::size_t(k)].payload));
+      if (refs_[std::size_t(k)] == 0) replies_[std::size_t(k)] = {};
     to_release_.clear();
   }
 

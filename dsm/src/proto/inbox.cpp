@@ -3,7 +3,6 @@
 #include <optional>
 #include <string>
 
-#include "mem/heap.hpp"
 #include "proto/state.hpp"
 #include "runtime/stats.hpp"
 
@@ -64,32 +63,13 @@ Reply wait_inbox(Msg type, int from) {
 
 void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
-  Reply reply{src, type, {}};
-  {
-    std::lock_guard lk(s.mu);
-    auto& spare = s.inbox.spare;
-    if (!spare.empty() && spare.back().capacity() >= payload.size()) {
-      reply.payload = std::move(spare.back());
-      spare.pop_back();
-    }
-  }
-  if (reply.payload.capacity() < payload.size()) mem::reserve_populated(reply.payload, payload.size());
-  reply.payload.assign(payload.begin(), payload.end());
+  Reply reply{src, type, {}, s.net ? s.net->take_payload() : net::Buffer{}, payload.size()};
+  if (!reply.large) reply.copy.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
     s.inbox.replies.push_back(std::move(reply));
   }
   s.inbox.arrived.notify();
-}
-
-void recycle_inbox(std::vector<std::byte>&& payload) {
-  // Only buffers of bulk replies are worth keeping, and only a few: a fetch has at most a
-  // few replies in hand at once.
-  constexpr std::size_t keep = 8, worth = 64 << 10;
-  auto& s = state();
-  if (payload.capacity() < worth) return;
-  std::lock_guard lk(s.mu);
-  if (s.inbox.spare.size() < keep) s.inbox.spare.push_back(std::move(payload));
 }
 
 }  // namespace dsm::proto

@@ -6,24 +6,30 @@
 #include <span>
 #include <vector>
 
+#include "net/buffer_pool.hpp"
 #include "proto/dispatch.hpp"
 
 namespace dsm::proto {
 
-// A reply the service thread queued for the application thread.
+// A reply the service thread queued for the application thread: a large payload's buffer
+// taken over from the transport (a fetch's replies of a MiB each cost no copy), a small one
+// copied.
 struct Reply {
-  int src;
-  Msg type;
-  std::vector<std::byte> payload;
+  int src = -1;
+  Msg type{};
+  std::vector<std::byte> copy;
+  net::Buffer large;
+  std::size_t large_size = 0;
+  std::span<const std::byte> payload() const {
+    return large ? std::span<const std::byte>(large.get(), large_size) : std::span<const std::byte>(copy);
+  }
 };
 
 // Waits for the next reply for the application thread and takes it out of the inbox. That
 // thread waits for one kind of reply at a time: one of another type, or from another rank
 // than `from` (-1: any), is a forged or duplicated message, and fatal.
 Reply wait_inbox(Msg type, int from);
+// Called by the handler given `payload`.
 void post_inbox(int src, Msg type, std::span<const std::byte> payload);
-// Gives a taken reply's buffer back for a later reply: a fetch of many pages takes a reply
-// of a MiB after another, and fresh memory for each costs more page faults than the copy.
-void recycle_inbox(std::vector<std::byte>&& payload);
 
 }  // namespace dsm::proto

@@ -210,7 +210,6 @@ struct Inbox {
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::WaitCounter arrived;
   std::deque<Reply> replies;
-  std::vector<std::vector<std::byte>> spare;  // buffers of taken replies (recycle_inbox)
 };
 
 struct State {

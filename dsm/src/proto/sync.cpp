@@ -221,10 +221,10 @@ void barrier_with(std::uint64_t call, bool collecting) {
     // others' are then taken by this thread, not by a service thread woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
     s.net->send_lazy(0, barrier_arrive, w.buffer());
-    auto reply = wait_inbox(barrier_depart, 0).payload;
+    const Reply reply = wait_inbox(barrier_depart, 0);
     std::uint8_t gc = 0, mismatch = 0;
     try {
-      codec::Reader r(reply);
+      codec::Reader r(reply.payload());
       if (r.get<std::uint64_t>() != s.sync.epoch) throw codec::DecodeError("barrier departure out of sequence");
       auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap.allocated);
       auto n = r.get<std::uint32_t>();
@@ -270,7 +270,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
 void echo(int peer, std::span<const std::byte> bytes) {
   auto& s = state();
   s.net->send(peer, echo_request, bytes);
-  if (wait_inbox(echo_reply, peer).payload.size() != bytes.size()) fatal("echo from rank %d came back with another length", peer);
+  if (wait_inbox(echo_reply, peer).payload().size() != bytes.size()) fatal("echo from rank %d came back with another length", peer);
 }
 
 void acquire(int lock) {
@@ -313,9 +313,9 @@ void acquire(int lock) {
     w.array<std::uint32_t>(s.intervals.log.vector_time());
   }
   s.net->send(lock_manager(lock), lock_request, w.buffer());
-  auto reply = wait_inbox(lock_grant, -1).payload;
+  const Reply reply = wait_inbox(lock_grant, -1);
   try {
-    codec::Reader r(reply);
+    codec::Reader r(reply.payload());
     if (r.get<std::uint32_t>() != std::uint32_t(lock)) throw codec::DecodeError("grant of another lock");
     auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap.allocated);
     r.expect_end();
