@@ -105,8 +105,9 @@ csv_show() { column -s, -t "$1"; }
 
 # stats_rows FILE: from dsmrun --stats-json FILE, one CSV line per rank:
 #   rank,user_s,protocol_s,wait_s,msgs,diff_bytes,whole_pages
-# (whole pages sent: fetched by a reader, or pushed to it with a barrier). The only place
-# that knows the runtime's JSON names.
+# (msgs: sent over the network, those to the rank itself not counted; whole pages sent:
+# fetched by a reader, or pushed to it with a barrier). The only place that knows the
+# runtime's JSON names.
 stats_rows() {
   jq -r 'to_entries[] | .key as $k | .value | (.counters // .) as $s | [(.rank // $k),
       ($s.user_seconds // 0), ($s.protocol_seconds // 0),

@@ -43,17 +43,24 @@ void print_sites(const pt::ptree& sites) {
   }
 }
 
-// The counters of every rank, by name in the order first seen, and the balancer's loops.
+// The counters of every rank, by name in the order first seen, the bytes it sent to each
+// rank, and the balancer's loops.
 struct Table {
   std::vector<std::string> names;
   std::vector<std::map<std::string, std::string>> values;  // by rank
+  std::vector<std::vector<std::string>> bytes_to;          // by sender, then by destination
   pt::ptree sites;  // every rank computes the same distribution: rank 0's figures tell it
 };
+
+// The table of bytes sent to each rank has a row per rank as well as a column: beyond this
+// many ranks it would outgrow the rest of the report (--stats-json has it at any size).
+constexpr std::size_t bytes_to_max_ranks = 16;
 
 // Says on stderr which reports are not JSON.
 Table read_reports(const std::vector<std::string>& reports) {
   Table t;
   t.values.resize(reports.size());
+  t.bytes_to.resize(reports.size());
   for (std::size_t r = 0; r < reports.size(); ++r) {
     pt::ptree tree;
     try {
@@ -68,15 +75,37 @@ Table read_reports(const std::vector<std::string>& reports) {
         if (std::find(t.names.begin(), t.names.end(), name) == t.names.end()) t.names.push_back(name);
         t.values[r][name] = v.data();
       }
+    if (auto bytes = tree.get_child_optional("sent_to.bytes"))
+      for (const auto& [unused, b] : *bytes) t.bytes_to[r].push_back(b.data());
     if (auto balancer = tree.get_child_optional("sections.balancer"); balancer && r == 0) t.sites = *balancer;
   }
   return t;
 }
 
-void print_table(const Table& t) {
-  std::printf("%-24s", "counter");
-  for (std::size_t r = 0; r < t.values.size(); ++r) std::printf(" %14s", ("rank " + std::to_string(r)).c_str());
+// A header line: `label`, then a column per rank.
+void print_ranks(const char* label, std::size_t nranks) {
+  std::printf("%-24s", label);
+  for (std::size_t r = 0; r < nranks; ++r) std::printf(" %14s", ("rank " + std::to_string(r)).c_str());
   std::printf("\n");
+}
+
+// A column per sender, a row per destination. A rank without a transport (a job of one)
+// reports none.
+void print_bytes_to(const Table& t) {
+  std::size_t rows = 0;
+  for (const auto& to : t.bytes_to) rows = std::max(rows, to.size());
+  if (rows == 0 || t.bytes_to.size() > bytes_to_max_ranks) return;
+  std::printf("\n");
+  print_ranks("bytes sent", t.bytes_to.size());
+  for (std::size_t dest = 0; dest < rows; ++dest) {
+    std::printf("%-24s", ("to rank " + std::to_string(dest)).c_str());
+    for (const auto& to : t.bytes_to) std::printf(" %14s", dest < to.size() ? to[dest].c_str() : "-");
+    std::printf("\n");
+  }
+}
+
+void print_table(const Table& t) {
+  print_ranks("counter", t.values.size());
   for (const auto& name : t.names) {
     std::printf("%-24s", name.c_str());
     for (const auto& rank : t.values) {
@@ -85,6 +114,7 @@ void print_table(const Table& t) {
     }
     std::printf("\n");
   }
+  print_bytes_to(t);
   print_sites(t.sites);
 }
 

@@ -12,8 +12,9 @@
 namespace dsm::launcher {
 
 // `reports`: each rank's statistics, a JSON object text (empty if it sent none). Prints the
-// --stats table on stdout and writes the --stats-json file, as `opt` asks; false when the
-// file could not be written (said on stderr).
+// --stats tables on stdout (the counters; the bytes each rank sent to each, in small jobs; the
+// balancer's loops) and writes the --stats-json file, as `opt` asks; false when the file
+// could not be written (said on stderr).
 bool report_stats(const std::vector<std::string>& reports, const Options& opt);
 
 // Prints the board's line for each local rank on stderr (the program's output stays apart),

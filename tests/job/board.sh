@@ -2,7 +2,8 @@
 # board.sh MODE DSMRUN DSM-TOP DSM_CHECK: the statistics board through real processes.
 #   live     3 ranks take locks and barriers for 4 s; dsm-top reads the board meanwhile: the
 #            counters grow, never exceed the final --stats-json, and dsmrun --watch's last
-#            table equals it; the board is gone from /dev/shm after the job.
+#            table equals it; each rank's final sent_to adds up to its msgs_sent and
+#            bytes_sent; the board is gone from /dev/shm after the job.
 #   crash    a rank is killed with SIGSEGV mid-job: the board is gone after the job too.
 #   foreign  an object named like a board but holding other bytes is refused by dsm-top.
 set -u
@@ -61,8 +62,13 @@ live)
       set -- $pair
       [ "$(jq -r ".$1" <<<"$final")" = "$2" ] || fail "rank $r: --watch's last $1 $2 differs from --stats-json"
     done
+    # What a rank sent to each rank is its share of the network's traffic; none goes to itself.
+    jq -e --argjson r $r '.[] | select(.rank == $r) | .counters as $c | .sent_to |
+        (.msgs | length) == 3 and (.msgs | add) == $c.msgs_sent and (.bytes | add) == $c.bytes_sent and
+        .msgs[$r] == 0 and .bytes[$r] == 0' "$tmp/final.json" >/dev/null ||
+      fail "rank $r: sent_to does not add up to msgs_sent and bytes_sent: $(jq -c --argjson r $r '.[] | select(.rank == $r) | .sent_to' "$tmp/final.json")"
   done
-  echo "counters grew on the board and match the final --stats-json"
+  echo "counters grew on the board and match the final --stats-json, sent_to included"
   ;;
 crash)
   "$dsmrun" -n 3 --timeout 60 "$prog" sync_for 30 2>"$tmp/err" &

@@ -40,6 +40,7 @@ TEST_CASE("a board reads back the ranks present, with their counters") {
   img.slot(2).state = std::uint32_t(board::RankState::barrier);
   img.slot(2).stats.barriers = 7;
   img.slot(2).traffic.msgs_sent = 3;
+  img.slot(2).traffic.msgs_self = 5;
   snap = img.read();
   REQUIRE(snap.rows.size() == 1);
   CHECK(snap.rows[0].rank == 2);
@@ -47,10 +48,12 @@ TEST_CASE("a board reads back the ranks present, with their counters") {
   CHECK(snap.rows[0].state == board::RankState::barrier);
   CHECK(snap.rows[0].stats.barriers == 7);
   CHECK(snap.rows[0].traffic.msgs_sent == 3);
+  CHECK(snap.rows[0].traffic.msgs_self == 5);
   const auto json = board::to_json(snap);
   CHECK_THAT(json, Catch::Contains("\"rank\": 2, \"pid\": 4242, \"state\": \"barrier\""));
   CHECK_THAT(json, Catch::Contains("\"barriers\": 7,"));
   CHECK_THAT(json, Catch::Contains("\"msgs_sent\": 3,"));
+  CHECK_THAT(json, Catch::Contains("\"msgs_self\": 5,"));
   CHECK_THAT(board::format_table(snap), Catch::Contains("4242 barrier"));
 }
 
@@ -68,8 +71,9 @@ TEST_CASE("a board reader refuses what is not a valid board, saying why") {
   }
   {
     Image img(2);
-    img.header().version = 2;
-    refuses(img, "board version 2, this program reads version 1");
+    img.header().version = board::version + 1;
+    refuses(img, "board version " + std::to_string(board::version + 1) + ", this program reads version " +
+                     std::to_string(board::version));
   }
   {
     Image img(2);

@@ -64,6 +64,44 @@ constexpr std::uint16_t t_data = 1, t_seq = 2, t_ping = 3, t_pong = 4, t_wake = 
 const std::size_t sizes[] = {0, 1, 7, 64, 4096, 65536 - 40, 65536, 1 << 20, 8 << 20};
 constexpr int small_count = 3000;
 
+// What alltoall sends to each rank, self included: every size, small_count small messages of
+// 4 + i % 60 bytes, and one of sizes[0] among them.
+struct PerRank {
+  std::uint64_t msgs = 0, bytes = 0;
+};
+PerRank alltoall_per_rank() {
+  PerRank per{std::size(sizes) + small_count + 1, sizes[0]};
+  for (std::size_t s : sizes) per.bytes += s;
+  for (int i = 0; i < small_count; ++i) per.bytes += 4 + i % 60;
+  return per;
+}
+
+// The counters after alltoall: messages to self apart from the network's, each peer's share
+// exact.
+void check_alltoall_traffic(const Transport& net, Check& check) {
+  const int me = net.rank();
+  const std::uint64_t others = net.size() - 1;
+  const PerRank per = alltoall_per_rank();
+  const Traffic& c = net.counters();
+  auto expect = [&](const std::string& what, std::uint64_t got, std::uint64_t want) {
+    if (got == want) return;
+    std::fprintf(stderr, "rank %d: %s %llu, expected %llu\n", me, what.c_str(), (unsigned long long)got,
+                 (unsigned long long)want);
+    check.errors.fetch_add(1);
+  };
+  expect("msgs_self", c.msgs_self, per.msgs);
+  expect("bytes_self", c.bytes_self, per.bytes);
+  expect("msgs_sent", c.msgs_sent, others * per.msgs);
+  expect("bytes_sent", c.bytes_sent, others * per.bytes);
+  expect("msgs_received", c.msgs_received, others * per.msgs);
+  expect("bytes_received", c.bytes_received, others * per.bytes);
+  for (int dest = 0; dest < net.size(); ++dest) {
+    const PeerTraffic& p = net.sent_to()[dest];
+    expect("messages sent to rank " + std::to_string(dest), p.msgs, dest == me ? 0 : per.msgs);
+    expect("bytes sent to rank " + std::to_string(dest), p.bytes, dest == me ? 0 : per.bytes);
+  }
+}
+
 int run(const std::string& mode, int argc, char** argv) {
   const JobEnv env = read_job_env();
   fabric::load();  // before Bootstrap's thread (fabric_lib.hpp)
@@ -124,9 +162,10 @@ int run(const std::string& mode, int argc, char** argv) {
         net.sendv(dest, t_seq, parts);
         if (i == small_count / 2) net.send(dest, t_data, make_payload(me, dest, sizes[0]));
       }
-    arrived.wait_until(static_cast<std::uint64_t>(n) * (std::size(sizes) + 1 + small_count));
+    arrived.wait_until(static_cast<std::uint64_t>(n) * alltoall_per_rank().msgs);
     for (int src = 0; src < n; ++src)
       if (next_small[src] != small_count) check.fail("rank %d: from %d got %ld small\n", me, src, next_small[src]);
+    check_alltoall_traffic(net, check);
   } else if (mode == "crash") {
     boot.allgather({});
     if (me == n - 1) {
@@ -247,14 +286,8 @@ int run(const std::string& mode, int argc, char** argv) {
   }
   boot.allgather({});  // nobody leaves while others still send
   const auto& c = net.counters();
-  char json[512];
-  std::snprintf(json, sizeof json,
-                "{\"rank\":%d,\"counters\":{\"msgs_sent\":%llu,\"bytes_sent\":%llu,\"msgs_received\":%llu,"
-                "\"bytes_received\":%llu,\"rejected\":%llu},\"sections\":{}}",
-                me, (unsigned long long)c.msgs_sent.load(), (unsigned long long)c.bytes_sent.load(),
-                (unsigned long long)c.msgs_received.load(), (unsigned long long)c.bytes_received.load(),
-                (unsigned long long)c.rejected_msgs.load());
-  boot.report_finalized(json);
+  boot.report_finalized("{\"rank\": " + std::to_string(me) + ", \"counters\": {" + json_fields(c) +
+                        "}, \"sent_to\": " + sent_to_json(net.sent_to()) + ", \"sections\": {}}");
   if (c.rejected_msgs) check.fail("rank %d: %d rejected (%ld)\n", me, 0, static_cast<long>(c.rejected_msgs.load()));
   return check.errors.load() ? 1 : 0;
 }

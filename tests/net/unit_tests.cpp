@@ -120,7 +120,8 @@ TEST_CASE("WaitCounter wakes a waiter blocked in the futex") {
   t.join();
 }
 
-TEST_CASE("single-rank transport delivers sends to self in order, through the service thread") {
+TEST_CASE("single-rank transport delivers sends to self in order, through the service thread, "
+          "counted apart from the network") {
   for (const char* v : {"DSM_RANK", "DSM_SIZE"}) unsetenv(v);
   const JobEnv env = read_job_env();
   Bootstrap boot(env);
@@ -141,6 +142,15 @@ TEST_CASE("single-rank transport delivers sends to self in order, through the se
   got.wait_until(3);
   CHECK(seen == std::vector<std::size_t>{0, 1, 100000});
   CHECK(on_other_thread);
-  CHECK(net.counters().msgs_received == 3);
+  const Traffic& c = net.counters();
+  CHECK(c.msgs_self == 3);
+  CHECK(c.bytes_self == 100001);
+  CHECK(c.msgs_sent == 0);
+  CHECK(c.bytes_sent == 0);
+  CHECK(c.msgs_received == 0);
+  CHECK(c.bytes_received == 0);
+  REQUIRE(net.sent_to().size() == 1);
+  CHECK(net.sent_to()[0].msgs == 0);
+  CHECK(net.sent_to()[0].bytes == 0);
   CHECK_THROWS_AS(net.send(1, 9, {}), std::invalid_argument);
 }

@@ -59,11 +59,7 @@ std::string board_name(const std::string& token) { return net::shm_segment_prefi
 
 std::string rank_counters_json(const stats::Counters& c, const net::Traffic& t, double total_seconds,
                                const std::string& extra) {
-  std::string traffic;
-#define DSM_EMIT(name) \
-  traffic += std::string(traffic.empty() ? "" : ", ") + "\"" #name "\": " + std::to_string(t.name.load());
-  DSM_TRAFFIC(DSM_EMIT)
-#undef DSM_EMIT
+  const std::string traffic = net::json_fields(t);
   return stats::counters_json(c, total_seconds, extra.empty() ? traffic : traffic + ", " + extra);
 }
 

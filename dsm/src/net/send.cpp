@@ -67,9 +67,9 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
   std::size_t total = 0;
   for (auto p : parts) total += p.size();
   if (total > max_payload) throw std::invalid_argument("dsm: message larger than 4 GiB");
-  traffic.msgs_sent.fetch_add(1, std::memory_order_relaxed);
-  traffic.bytes_sent.fetch_add(total, std::memory_order_relaxed);
   if (dest == env.rank) {
+    traffic.msgs_self.fetch_add(1, std::memory_order_relaxed);
+    traffic.bytes_self.fetch_add(total, std::memory_order_relaxed);
     std::vector<std::byte> copy;
     if (adopt) {
       copy = std::move(*adopt);
@@ -84,6 +84,10 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
     if (serving != this) wake(env.rank);
     return;
   }
+  traffic.msgs_sent.fetch_add(1, std::memory_order_relaxed);
+  traffic.bytes_sent.fetch_add(total, std::memory_order_relaxed);
+  sent_to[dest].msgs.fetch_add(1, std::memory_order_relaxed);
+  sent_to[dest].bytes.fetch_add(total, std::memory_order_relaxed);
   Header h;
   h.type = type;
   h.src = static_cast<std::uint32_t>(env.rank);

@@ -14,7 +14,7 @@
 namespace dsm::net {
 
 Transport::Impl::Impl(const job::JobEnv& e, job::Bootstrap& boot, Traffic* into)
-    : env(e), traffic(into ? *into : own_traffic) {
+    : env(e), traffic(into ? *into : own_traffic), sent_to(e.size) {
   prov = choose_provider(env);
   token = token_digest(env.token);
   bell_mode = prov == "shm";
@@ -120,5 +120,6 @@ Buffer Transport::take_payload() { return Impl::handed ? std::move(*Impl::handed
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 
 const Traffic& Transport::counters() const { return impl_->traffic; }
+std::span<const PeerTraffic> Transport::sent_to() const { return impl_->sent_to; }
 
 }  // namespace dsm::net

@@ -75,6 +75,8 @@ class Transport {
   // before the flag rang no bell.
   void set_waiting(bool on);
   const Traffic& counters() const;
+  // What this rank sent over the network to each rank, by rank (its own entry stays zero).
+  std::span<const PeerTraffic> sent_to() const;
 
   struct Impl;
 

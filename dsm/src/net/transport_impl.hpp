@@ -104,6 +104,7 @@ struct Transport::Impl {
   std::atomic<bool> stop{false};
   Traffic own_traffic;
   Traffic& traffic;
+  std::vector<PeerTraffic> sent_to;  // by destination rank; this rank's own stays zero
 
   Impl(const job::JobEnv& e, job::Bootstrap& boot, Traffic* into);
   ~Impl();

@@ -186,6 +186,7 @@ void finalize() {
            board::rank_counters_json(stats::counters(), s.net ? s.net->counters() : no_traffic, wtime() - g_start,
                                      "\"mprotect_calls\": " + std::to_string(s.region->mprotect_calls()) +
                                          ", \"poll_us\": " + std::to_string(s.configured_poll_ns / 1000)) +
+           (s.net ? ", \"sent_to\": " + net::sent_to_json(s.net->sent_to()) : "") +
            ", \"sections\": {\"balancer\": " + (g_stats_section ? g_stats_section() : "{}") + "}}";
   }
   board::set_state(board::RankState::finished);
