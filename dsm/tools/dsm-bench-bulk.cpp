@@ -1,9 +1,9 @@
 // dsm-bench-bulk: how fast many pages move from one rank to another. Rank 0 fills an array
 // with plain stores (as a program initializing its data does), a barrier, then rank 1 reads
 // all of it: by faults (one word per page, so the time is the pages' travel, not a scan) or
-// after one dsm::prefetch of the whole range. Each round rank 0 rewrites the array, so
-// rank 1 fetches it again. Run through dsmrun at 2 ranks (scripts/bench bulk does); rank 1
-// prints its best round as
+// after one dsm::prefetch of the whole range. Each round fills and reads an array of its
+// own. Run through dsmrun at 2 ranks (scripts/bench bulk does); rank 1 prints its best round
+// as
 //   bulk <fault|prefetch> <bytes> <seconds> <GB/s>
 // and every round's contents are checked against what rank 0 wrote (exit 1 if different).
 #include <dsm/dsm.hpp>
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
 
@@ -38,10 +39,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::size_t words = mib * (std::size_t(1) << 20) / sizeof(std::uint64_t);
-  auto* sh_data = dsm::alloc<std::uint64_t>(words);
+  std::vector<std::uint64_t*> arrays;
+  for (int round = 0; round < rounds; ++round) arrays.push_back(dsm::alloc<std::uint64_t>(words));
   double best = 1e300;
   bool ok = true;
   for (int round = 0; round < rounds; ++round) {
+    std::uint64_t* const sh_data = arrays[std::size_t(round)];
     if (dsm::rank() == 0)
       for (std::size_t i = 0; i < words; ++i) sh_data[i] = value(i, round);
     dsm::barrier();

@@ -39,7 +39,7 @@ void encode_twin(std::uint32_t page) {
   auto& s = state();
   auto& pg = s.heap.pages[page];
   const std::uint64_t key = diff_key(page, pg.twin_idx);
-  if (std::memcmp(pg.twin.get(), zero_page, mem::page_size) != 0) {
+  if (!pg.twin_zero && std::memcmp(pg.twin.get(), zero_page, mem::page_size) != 0) {
     s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(page), s.served.diffs[key]);
     pg.twin.reset();
     return;
@@ -111,6 +111,7 @@ std::vector<Notice> needed_changes(std::uint32_t page) {
 
 void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data) {
   auto& c = stats::counters();
+  state().heap.pages[page].zero = false;
   if (n.whole) {
     if (data.size() != mem::page_size) fatal("whole page %u from rank %u has %zu bytes", page, n.proc, data.size());
     std::memcpy(alias_page(page), data.data(), mem::page_size);

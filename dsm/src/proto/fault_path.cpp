@@ -23,6 +23,8 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
     for (std::size_t i = 0; i < pages.size(); ++i) {
       const std::uint32_t page = pages[i];
       auto& pg = s.heap.pages[page];
+      const bool was_zero = pg.zero;
+      pg.zero = false;
       const bool claimed = s.holds.claims.owner(page, s.sync.epoch) == s.me;
       // A kept page now written whole needs its twin no more: the whole page carries every
       // write of the open interval.
@@ -49,6 +51,7 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
       if (!pg.dirty_whole) {
         pg.twin.reset(new std::byte[mem::page_size]);
         std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
+        pg.twin_zero = was_zero;
         pg.twin_idx = open_idx;
         ++twins;
       }

@@ -140,8 +140,12 @@ class Fetch {
     auto& s = state();
     if (apply)
       for (const Want& w : p.wants) {
-        if (w.end_copy) std::memcpy(alias_page(p.page), w.data.data(), mem::page_size);
-        else apply_change(p.page, w.n, w.data);
+        if (w.end_copy) {
+          std::memcpy(alias_page(p.page), w.data.data(), mem::page_size);
+          s.heap.pages[p.page].zero = false;
+        } else {
+          apply_change(p.page, w.n, w.data);
+        }
       }
     p.done = true;
     for (const Want& w : p.wants)
@@ -215,8 +219,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
           // A page still all zero here takes the first change, if the writer's twin was
           // all zero too, as the page the interval left: the same bytes as applying its
           // diff, without encoding one (an array another rank initialized).
-          w.from_zeros = !n.whole && plan.wants.empty() &&
-                         std::memcmp(alias_page(page), zero_page, mem::page_size) == 0;
+          w.from_zeros = !n.whole && plan.wants.empty() && s.heap.pages[page].zero;
           asks[int(n.proc)].push_back({page, n, n.whole ? item_whole : w.from_zeros ? item_from_zeros : item_diff});
           ++plan.missing;
         }

@@ -76,6 +76,7 @@ void close_interval(bool at_barrier) {
       if (changed) {
         s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(p), s.served.diffs[diff_key(p, idx)]);
         std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
+        pg.twin_zero = false;
         ++twins;
         pg.idle = 0;
         pg.last_writer = s.me;

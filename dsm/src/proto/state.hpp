@@ -51,6 +51,10 @@ struct alignas(64) Page {
   std::int32_t last_writer = -1;
   mem::Prot prot = mem::Prot::read;
   bool valid = true;
+  // Its bytes are all zero: never opened for writing here, no change applied. A fetch then
+  // asks for a first change `from_zeros`, and a twin taken of it is known to be zero.
+  bool zero = true;
+  bool twin_zero = false;    // the twin is all zero
   bool dirty = false;        // written in the open interval
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
   // Holding: the owner of a collective claim keeps the page writable across barriers and
