@@ -93,7 +93,7 @@ sanitize() {
   echo "== sanitize.sh $mode: runtime tests"
   local rc=0
   # shellcheck disable=SC2086  # CTEST_ARGS holds several arguments
-  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --timeout 300 -R "$include" -E "$ex" ${CTEST_ARGS:-}) || rc=1
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --timeout $((300 * DSM_TEST_TIME_SCALE)) -R "$include" -E "$ex" ${CTEST_ARGS:-}) || rc=1
   if compgen -G "$reports/*" >/dev/null; then
     echo "== sanitize.sh $mode: sanitizer reports (in $reports):"
     for f in "$reports"/*; do echo "--- $f"; cat "$f"; done

@@ -2,10 +2,22 @@
 # expect.sh RC SECONDS REGEX CMD...: runs CMD; passes when its exit status is RC (0) or
 # non-zero (RC=fail), it ended within SECONDS (times DSM_TEST_TIME_SCALE, an integer set
 # for sanitizer builds), its output matches REGEX (extended, may be empty), and no process
-# of the job is left behind.
+# of the job is left behind. The job's own bound (dsmrun --timeout S in CMD) scales alike:
+# unscaled, it would stop a sanitizer build's job long before SECONDS.
 set -u
-want=$1 limit=$(($2 * ${DSM_TEST_TIME_SCALE:-1})) regex=$3
+scale=${DSM_TEST_TIME_SCALE:-1}
+want=$1 limit=$(($2 * scale)) regex=$3
 shift 3
+args=()
+while (($#)); do
+  args+=("$1")
+  if [ "$1" = --timeout ] && (($# > 1)); then
+    args+=("$(awk -v s="$2" -v k="$scale" 'BEGIN { print s * k }')")
+    shift
+  fi
+  shift
+done
+set -- "${args[@]}"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Every process of the job inherits this marker, so leftovers can be found in /proc.
