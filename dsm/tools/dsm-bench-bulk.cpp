@@ -5,6 +5,8 @@
 // own. Run through dsmrun at 2 ranks (scripts/bench bulk does); rank 1 prints its best round
 // as
 //   bulk <fault|prefetch> <bytes> <seconds> <GB/s>
+// and rank 0 its best fill, the stores and the barrier after them (where the interval ends):
+//   fill <bytes> <seconds> <GB/s>
 // and every round's contents are checked against what rank 0 wrote (exit 1 if different).
 #include <dsm/dsm.hpp>
 
@@ -41,13 +43,15 @@ int main(int argc, char** argv) {
   const std::size_t words = mib * (std::size_t(1) << 20) / sizeof(std::uint64_t);
   std::vector<std::uint64_t*> arrays;
   for (int round = 0; round < rounds; ++round) arrays.push_back(dsm::alloc<std::uint64_t>(words));
-  double best = 1e300;
+  double best = 1e300, best_fill = 1e300;
   bool ok = true;
   for (int round = 0; round < rounds; ++round) {
     std::uint64_t* const sh_data = arrays[std::size_t(round)];
+    const double f0 = dsm::wtime();
     if (dsm::rank() == 0)
       for (std::size_t i = 0; i < words; ++i) sh_data[i] = value(i, round);
     dsm::barrier();
+    best_fill = std::min(best_fill, dsm::wtime() - f0);
     if (dsm::rank() == 1) {
       const double t0 = dsm::wtime();
       if (mode == "prefetch") dsm::prefetch(sh_data, words * sizeof(std::uint64_t), dsm::Mode::read);
@@ -64,11 +68,10 @@ int main(int argc, char** argv) {
     }
     dsm::barrier();
   }
-  if (dsm::rank() == 1) {
-    const double bytes = double(words * sizeof(std::uint64_t));
-    std::printf("bulk %s %.0f %.6f %.3f\n", mode.c_str(), bytes, best, bytes / best * 1e-9);
-    std::fflush(stdout);
-  }
+  const double bytes = double(words * sizeof(std::uint64_t));
+  if (dsm::rank() == 0) std::printf("fill %.0f %.6f %.3f\n", bytes, best_fill, bytes / best_fill * 1e-9);
+  if (dsm::rank() == 1) std::printf("bulk %s %.0f %.6f %.3f\n", mode.c_str(), bytes, best, bytes / best * 1e-9);
+  std::fflush(stdout);
   dsm::finalize();
   return ok ? 0 : 1;
 }

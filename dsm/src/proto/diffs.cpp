@@ -11,6 +11,19 @@ namespace dsm::proto {
 
 alignas(64) const std::byte zero_page[mem::page_size] = {};
 
+void Twin::copy_of(const std::byte* page) {
+  std::byte* own = p_ && p_ != zero_page ? const_cast<std::byte*>(p_) : new std::byte[mem::page_size];
+  std::memcpy(own, page, mem::page_size);
+  p_ = own;
+}
+
+std::unique_ptr<std::byte[]> Twin::release_copy_of(const std::byte* page) {
+  copy_of(page);
+  std::unique_ptr<std::byte[]> own(const_cast<std::byte*>(p_));
+  p_ = nullptr;
+  return own;
+}
+
 namespace {
 
 void count_created(std::size_t bytes) {
@@ -39,7 +52,7 @@ void encode_twin(std::uint32_t page) {
   auto& s = state();
   auto& pg = s.heap.pages[page];
   const std::uint64_t key = diff_key(page, pg.twin_idx);
-  if (!pg.twin_zero && std::memcmp(pg.twin.get(), zero_page, mem::page_size) != 0) {
+  if (!pg.twin.zero() && std::memcmp(pg.twin.get(), zero_page, mem::page_size) != 0) {
     s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(page), s.served.diffs[key]);
     pg.twin.reset();
     return;
@@ -62,8 +75,7 @@ void encode_twin(std::uint32_t page) {
     pg.twin.reset();
     return;
   }
-  std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
-  s.served.ends.emplace(key, std::move(pg.twin));
+  s.served.ends.emplace(key, pg.twin.release_copy_of(alias_page(page)));
   s.served.diff_bytes += mem::page_size;
   stats::counters().diffs_deferred.fetch_add(1, std::memory_order_relaxed);
 }

@@ -10,6 +10,7 @@
 #include "mem/region.hpp"
 #include "proto/codec.hpp"
 #include "proto/intervals.hpp"
+#include "proto/twin.hpp"
 
 namespace dsm::proto {
 
@@ -17,8 +18,6 @@ namespace dsm::proto {
 // byte and 8 data bytes per word.
 constexpr std::size_t max_page_diff = mem::page_size / 8 * 9 + 4;
 
-// The bytes of a page nobody wrote: the base of the changes kept as ends (Served::ends).
-extern const std::byte zero_page[mem::page_size];
 
 // Appends the diff of `page` (a page's bytes) against `twin` to `out`; returns its size.
 std::size_t encode_diff(const std::byte* twin, const std::byte* page, std::vector<std::byte>& out);

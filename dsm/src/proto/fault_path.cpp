@@ -49,9 +49,8 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
       }
       if (kept_to_whole) continue;  // writable and listed as dirty already
       if (!pg.dirty_whole) {
-        pg.twin.reset(new std::byte[mem::page_size]);
-        std::memcpy(pg.twin.get(), alias_page(page), mem::page_size);
-        pg.twin_zero = was_zero;
+        if (was_zero) pg.twin.set_zero();
+        else pg.twin.copy_of(alias_page(page));
         pg.twin_idx = open_idx;
         ++twins;
       }

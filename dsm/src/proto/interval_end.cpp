@@ -75,8 +75,7 @@ void close_interval(bool at_barrier) {
       const bool changed = std::memcmp(pg.twin.get(), alias_page(p), mem::page_size) != 0;
       if (changed) {
         s.served.diff_bytes += encode_diff(pg.twin.get(), alias_page(p), s.served.diffs[diff_key(p, idx)]);
-        std::memcpy(pg.twin.get(), alias_page(p), mem::page_size);
-        pg.twin_zero = false;
+        pg.twin.copy_of(alias_page(p));
         ++twins;
         pg.idle = 0;
         pg.last_writer = s.me;

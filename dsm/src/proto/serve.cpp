@@ -96,7 +96,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     } else {
       fatal("rank %d asked for a change of page %u (interval %u) that this rank never made", src, it.page, it.idx);
     }
-    if (it.kind == item_from_zeros && it.base && (it.base == zero_page || (twinned && pg.twin_zero))) {
+    if (it.kind == item_from_zeros && it.base == zero_page) {
       // Asked by a rank whose copy is all zero, of a change made from zeros: the interval's
       // end itself is what the diff would make of that copy, and costs no encoding.
       it.kind = end_copy;

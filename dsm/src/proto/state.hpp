@@ -36,6 +36,7 @@
 #include "proto/claims.hpp"
 #include "proto/inbox.hpp"
 #include "proto/intervals.hpp"
+#include "proto/twin.hpp"
 #include "proto/whole_runs.hpp"
 
 namespace dsm::proto {
@@ -44,7 +45,7 @@ namespace dsm::proto {
 // cache line: thousands of pages are walked per barrier, after a loop that streamed
 // megabytes through the caches.
 struct alignas(64) Page {
-  std::unique_ptr<std::byte[]> twin;  // copy taken at the first write of interval twin_idx
+  Twin twin;  // taken at the first write of interval twin_idx
   // Changes not applied yet (page invalid while non-empty); mostly one, kept inline.
   boost::container::small_vector<Notice, 1> pending;
   std::uint32_t twin_idx = 0;
@@ -52,9 +53,8 @@ struct alignas(64) Page {
   mem::Prot prot = mem::Prot::read;
   bool valid = true;
   // Its bytes are all zero: never opened for writing here, no change applied. A fetch then
-  // asks for a first change `from_zeros`, and a twin taken of it is known to be zero.
+  // asks for a first change `from_zeros`, and its twin is zero_page.
   bool zero = true;
-  bool twin_zero = false;    // the twin is all zero
   bool dirty = false;        // written in the open interval
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
   // Holding: the owner of a collective claim keeps the page writable across barriers and
