@@ -79,8 +79,9 @@ void on_fault(void* addr, bool is_write) {
   if (!s.heap.pages[page].valid) {
     // A fault on the page right after the run the last fetching fault brought is a walk
     // through memory others wrote (a result gathered after a loop): fetch ahead, in runs
-    // that double up to max_fetch_ahead pages, one request per writer instead of one per
-    // page. Pages already valid are left out; any other fault fetches its page alone.
+    // that double up to max_fetch_ahead pages, fetched as a prefetch of them would be rather
+    // than a fault per page. Pages already valid are left out; any other fault fetches its
+    // page alone.
     ahead.fetch_window = page == ahead.next_fetch ? std::min(2 * ahead.fetch_window, max_fetch_ahead) : 1;
     ahead.next_fetch = std::min(page + ahead.fetch_window, s.heap.allocated.load());
     std::vector<std::uint32_t> run;
