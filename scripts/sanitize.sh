@@ -18,7 +18,7 @@ jobs=${JOBS:-$(nproc)}
 build_type=${DSM_SANITIZE_BUILD_TYPE:-Debug}
 
 targets=(dsmrun dsm-top dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
-         test_balancer lb_rows follow_lead dsm-load)
+         test_balancer lb_rows follow_lead dsm-load dsm-bench-bulk)
 # The runtime's tests: tests/mem, tests/net, tests/proto, tests/job, tests/balancer.
 include='^(dsm\.|mem[:.]|net\.|balancer)'
 # Left out, in every sanitizer build:
