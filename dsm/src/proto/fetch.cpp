@@ -1,7 +1,6 @@
 #include "proto/fetch.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <utility>
 
@@ -138,15 +137,9 @@ class Fetch {
   // makes it valid. Under mu.
   void finish(PagePlan& p, std::vector<std::uint32_t>& done, bool apply = true) {
     auto& s = state();
+    // An interval's end is applied as the whole page it is.
     if (apply)
-      for (const Want& w : p.wants) {
-        if (w.end_copy) {
-          std::memcpy(alias_page(p.page), w.data.data(), mem::page_size);
-          s.heap.pages[p.page].zero = false;
-        } else {
-          apply_change(p.page, w.n, w.data);
-        }
-      }
+      for (const Want& w : p.wants) apply_change(p.page, {w.n.proc, w.n.idx, w.n.whole || w.end_copy}, w.data);
     p.done = true;
     for (const Want& w : p.wants)
       if (w.got && w.reply >= 0 && --refs_[std::size_t(w.reply)] == 0) to_release_.push_back(w.reply);

@@ -79,10 +79,9 @@ void serve_diff_request(int src, codec::Reader& r) {
   std::size_t size = 12;
   for (auto& it : items) {
     auto& pg = s.heap.pages[it.page];
-    const bool twinned = pg.twin && pg.twin_idx == it.idx;
     if (it.kind == item_whole || it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
-    } else if (twinned) {
+    } else if (pg.twin && pg.twin_idx == it.idx) {
       // The page still holds that interval's end (its next write or invalidation turns the
       // twin into a stored change first): encoded straight into the reply, not stored, as a
       // rank's first fetch of a block it did not initialize would store megabytes of diffs.
