@@ -4,6 +4,7 @@
 #include "pragma.hpp"
 #include "report.hpp"
 #include "rewrite.hpp"
+#include "shared_writes.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -135,16 +136,22 @@ class Consumer : public ASTConsumer {
         needs_algorithm |= s.lo.text.find("std::") != std::string::npos || s.hi.text.find("std::") != std::string::npos;
       rewrite_loop(rw, *mark, *info, index, file);
     }
+    std::vector<const ForStmt*> marked_loops;
+    for (const auto& m : marked) marked_loops.push_back(m.second);
+    llvm::json::Array outside;
+    for (const OutsideWrite& w : wrap_outside_writes(ctx, rw, marked_loops))
+      outside.push_back(llvm::json::Object{{"line", w.line}, {"array", w.array}});
     llvm::json::Array diags;
     for (const Diagnostic& d : report.list())
       diags.push_back(llvm::json::Object{{"line", d.line}, {"column", d.column}, {"severity", d.error ? "error" : "warning"}, {"message", d.message}});
     result_.ran = true;
     result_.has_marks = !marks_.empty();
     result_.failed = report.error_count() > 0;
-    result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                                  {"file", basename(file)}, {"loops", std::move(loops)}, {"diagnostics", std::move(diags)}}))
-                           .str() + "\n";
-    result_.rewritten = marks_.empty() ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm);
+    const bool wrapped = !outside.empty();
+    llvm::json::Object top{{"file", basename(file)}, {"loops", std::move(loops)}, {"diagnostics", std::move(diags)}};
+    if (wrapped) top["outside_writes"] = std::move(outside);  // writes wrapped in dsm::lb::written
+    result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(std::move(top))).str() + "\n";
+    result_.rewritten = marks_.empty() && !wrapped ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm);
   }
 
  private:

@@ -121,4 +121,23 @@ class Plan {
 
 Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses);
 
+// dsm-pass wraps each write to an sh_ array outside marked loops (code that every rank
+// runs) as written(sh_a[i]) = ...: the element is returned unchanged once the runtime has
+// kept what other ranks must still read there. A rank holding a page across barriers
+// writes it without a fault; without this, a rank fetching the page before its next
+// acquire would see the write (an update run on every rank would be applied twice).
+}  // namespace dsm::lb
+
+namespace dsm::detail {
+void note_write(const void* addr, std::size_t bytes);  // in libdsm (runtime.cpp)
+}
+
+namespace dsm::lb {
+
+template <class T>
+T& written(T& element) {
+  detail::note_write(&element, sizeof element);
+  return element;
+}
+
 }  // namespace dsm::lb

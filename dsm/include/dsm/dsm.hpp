@@ -50,6 +50,9 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode);
 // long as it owns them again in each epoch, and the boundary pages that other ranks read
 // reach them with the barrier. A block split rewritten every iteration then costs no fault,
 // no mprotect and no twin. How the compiler pass's loops own their blocks, for hand code.
+// The owner writes them without a fault also in epochs where it does not own them: such a
+// write, in code that every rank runs, goes through dsm::lb::written (<dsm/balancer.hpp>) so
+// that the others still read the bytes the last barrier left.
 void own(int owner, const void* addr, std::size_t bytes);
 
 // Seconds on a monotonic clock.

@@ -8,6 +8,7 @@
 
 #include "proto/diffs.hpp"
 #include "proto/fetch.hpp"
+#include "proto/holds.hpp"
 #include "proto/state.hpp"
 #include "runtime/stats.hpp"
 
@@ -51,6 +52,8 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
       if (!pg.dirty_whole) {
         if (was_zero) pg.twin.set_zero();
         else pg.twin.copy_of(alias_page(page));
+        // Until every rank knows this interval, the whole page of the last one is the twin.
+        if (pg.shown_whole && !was_zero) keep_image(page, open_idx, pg.twin.get());
         pg.twin_idx = open_idx;
         ++twins;
       }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "proto/fetch.hpp"
 #include "proto/state.hpp"
 
 namespace dsm::proto {
@@ -51,6 +52,45 @@ std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
   }
   std::sort(same.begin(), same.end());
   return same;
+}
+
+void keep_before_write(std::uint32_t first, std::uint32_t last) {
+  auto& s = state();
+  auto& holds = s.holds;
+  for (std::uint32_t p = first; p < last; ++p) {
+    if (p == holds.noted_page && holds.closes == holds.noted_closes) continue;
+    holds.noted_page = p;
+    holds.noted_closes = holds.closes;
+    if (!s.heap.pages[p].held) continue;
+    if (!s.heap.pages[p].valid) make_valid({p});  // the write's own read (++, +=) comes after
+    std::lock_guard lk(s.mu);
+    keep_image(p, s.intervals.log.known(std::uint32_t(s.me)), alias_page(p));
+  }
+}
+
+void keep_image(std::uint32_t page, std::uint32_t idx, const std::byte* bytes) {
+  auto& list = state().served.befores[page];
+  if (!list.empty() && list.back().idx == idx) return;
+  auto copy = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+  std::memcpy(copy.get(), bytes, mem::page_size);
+  list.push_back({idx, std::move(copy)});
+}
+
+const std::byte* image_before(std::uint32_t page, std::uint32_t idx) {
+  const auto& befores = state().served.befores;
+  const auto it = befores.find(page);
+  if (it == befores.end()) return nullptr;
+  for (const auto& b : it->second)
+    if (b.idx > idx) return b.bytes.get();
+  return nullptr;
+}
+
+void drop_befores(std::uint32_t closing) {
+  auto& befores = state().served.befores;
+  for (auto it = befores.begin(); it != befores.end();) {
+    std::erase_if(it->second, [&](const Served::Before& b) { return b.idx < closing; });
+    it = it->second.empty() ? befores.erase(it) : std::next(it);
+  }
 }
 
 void claim(int owner, std::uint32_t first, std::uint32_t last, bool collective) {

@@ -32,6 +32,7 @@ void close_interval(bool at_barrier) {
   const bool walk = !at_barrier || s.holds.changed || (epoch >= s.holds.walk_due && hold_lapses());
   // A held page may have been written without a fault: it counts as written, whole.
   const std::size_t opened = dirty.size();
+  ++s.holds.closes;
   if (walk)
     for (auto p : s.holds.pages) {
       auto& pg = pages[p];
@@ -41,6 +42,10 @@ void close_interval(bool at_barrier) {
     }
   if (dirty.empty() && (walk || s.holds.runs.empty())) {
     if (walk) forget_holds();
+    if (at_barrier && !s.served.befores.empty()) {
+      std::lock_guard lk(s.mu);
+      drop_befores(log.known(std::uint32_t(s.me)));
+    }
     return;
   }
   // The kept and opened pages of this interval, then the held ones (in page order since
@@ -59,6 +64,7 @@ void close_interval(bool at_barrier) {
   std::uint64_t twins = 0;
   std::unique_lock lk(s.mu);
   const std::uint32_t idx = log.known(std::uint32_t(s.me));
+  if (at_barrier && !s.served.befores.empty()) drop_befores(idx);
   for (auto p : dirty) {
     auto& pg = pages[p];
     if (!pg.dirty) continue;  // a kept page that another rank's change closed
@@ -79,6 +85,7 @@ void close_interval(bool at_barrier) {
         ++twins;
         pg.idle = 0;
         pg.last_writer = s.me;
+        pg.shown_whole = false;
         if (at_barrier) pg.written_epoch = epoch;
         written.push_back(p);
         whole.push_back(0);
@@ -97,6 +104,7 @@ void close_interval(bool at_barrier) {
     }
     written.push_back(p);
     whole.push_back(pg.dirty_whole);
+    pg.shown_whole = pg.dirty_whole;
     if (!pg.dirty_whole && at_barrier) pg.written_epoch = epoch;
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;

@@ -8,6 +8,7 @@
 #include "mem/heap.hpp"
 #include "proto/diffs.hpp"
 #include "proto/dispatch.hpp"
+#include "proto/holds.hpp"
 #include "proto/state.hpp"
 #include "runtime/stats.hpp"
 
@@ -79,7 +80,12 @@ void serve_diff_request(int src, codec::Reader& r) {
   std::size_t size = 12;
   for (auto& it : items) {
     auto& pg = s.heap.pages[it.page];
-    if (it.kind == item_whole || it.kind == valid_copy) {
+    if (it.kind == item_whole) {
+      // The page as that interval left it: a later interval's writes are not the
+      // requester's to see yet.
+      const std::byte* bytes = image_before(it.page, it.idx);
+      it.data = std::span(bytes ? bytes : alias_page(it.page), mem::page_size);
+    } else if (it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
     } else if (pg.twin && pg.twin_idx == it.idx) {
       // The page still holds that interval's end (its next write or invalidation turns the

@@ -57,6 +57,9 @@ struct alignas(64) Page {
   bool zero = true;
   bool dirty = false;        // written in the open interval
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
+  // Its last own change was announced as the whole page: a reader asks for that interval's
+  // page, so when the page is written again its bytes are kept first (Served::befores).
+  bool shown_whole = false;
   // Holding: the owner of a collective claim keeps the page writable across barriers and
   // announces it as a whole page at every interval end, so a loop that writes the same
   // pages every time pays no mprotect and no fault. ClaimTable::holder is the same on every
@@ -160,6 +163,14 @@ struct Served {
   std::unordered_map<std::uint64_t, std::unique_ptr<std::byte[]>> ends;
   std::size_t diff_bytes = 0;  // of both
   std::vector<std::uint32_t> read_pages;  // pages with readers to push to
+  // A page's bytes before own interval `idx` first wrote it, where an earlier interval
+  // announced it whole (holds.hpp, keep_image): what a rank that knows only earlier
+  // intervals reads.
+  struct Before {
+    std::uint32_t idx;
+    std::unique_ptr<std::byte[]> bytes;
+  };
+  std::unordered_map<std::uint32_t, std::vector<Before>> befores;  // by page, idx ascending
 };
 
 // Fetching and opening ahead of sequential faults (application thread).
@@ -181,6 +192,11 @@ struct Holds {
   std::vector<PageRun> runs;         // `pages` as the last walk of them left them (close_interval)
   bool changed = false;              // a hold began, ends or was lost since that walk
   std::uint64_t walk_due = 0;        // barrier epoch of the next walk at the latest
+  std::uint64_t closes = 0;          // interval ends so far
+  // The last page keep_before_write looked at, and `closes` then: a write loop outside
+  // marked loops asks for the same page again and again.
+  std::uint32_t noted_page = ~0u;
+  std::uint64_t noted_closes = 0;
 };
 
 // Barriers and locks (sync.cpp).
