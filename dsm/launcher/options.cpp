@@ -95,6 +95,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   app.add_option("--rendezvous-addr", opt.rendezvous_addr, "IPv4 address of this host that the ranks can reach (default: its name)");
   app.add_flag("--bind", opt.bind, "pin rank r to the r-th CPU (mod their number) of those dsmrun may use (forked ranks)");
   app.add_option("--timeout", opt.timeout, "stop the job after S seconds (0: never)")->check(CLI::Range(0.0, 1e7))->check(finite_seconds);
+  app.add_option("--liveness", opt.liveness,
+                 "end the job when a rank hears nothing from another (not even a heartbeat) for S seconds "
+                 "(0: never; default 10, or DSM_LIVENESS)")
+      ->check(CLI::Range(0u, 86400u));
   app.add_option("--join-timeout", opt.join_timeout, "seconds for every rank to join the rendezvous")
       ->check(CLI::Range(0.001, 1e7))
       ->check(finite_seconds)

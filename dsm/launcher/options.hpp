@@ -26,6 +26,7 @@ struct Options {
   bool bind = false;
   double timeout = 0;
   double join_timeout = 60;
+  std::optional<unsigned> liveness;  // seconds a rank waits for a silent peer (DSM_LIVENESS)
   bool stats = false;
   std::string stats_json;
   double watch = 0;  // seconds between two tables of the local ranks (0: no live view)

@@ -21,7 +21,7 @@ constexpr std::string_view known_variables[] = {
     "DSM_LB_THRESHOLD", "DSM_LB_EVIDENCE", "DSM_LB_MIN_MOVE", "DSM_LB_HEADROOM", "DSM_LB_FILTER",
     "DSM_LB_COST_BENEFIT", "DSM_LB_CHANGE_COST", "DSM_LB_PREFETCH", "DSM_LB_BULK_WRITE",
     "DSM_LB_EXCLUSIVE", "DSM_LB_TRACE", "DSM_CXX", "DSM_SANITIZE_BUILD_TYPE", "DSM_TEST_TIME_SCALE",
-    "DSM_EXPECT_MARKER", "DSM_TEST_HOST"};
+    "DSM_EXPECT_MARKER", "DSM_TEST_HOST", "DSM_LIVENESS"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -46,6 +46,7 @@ Environment rank_environment(const Options& opt, const JobContact& job, const Ra
   env.emplace_back("DSM_HOST_RANKS", std::to_string(place.host_ranks));
   if (place.host_cpus) env.emplace_back("DSM_HOST_CPUS", std::to_string(*place.host_cpus));
   if (!opt.lb.empty()) env.emplace_back("DSM_LB", opt.lb);
+  if (opt.liveness) env.emplace_back("DSM_LIVENESS", std::to_string(*opt.liveness));
   for (const auto& kv : opt.env) {
     const auto eq = kv.find('=');
     env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));

@@ -117,9 +117,11 @@ void Transport::Impl::on_eager(std::span<const std::byte> msg, bool deliver) {
   const Decoded d = decode(msg, token, static_cast<std::uint32_t>(env.size));
   if (d.error != WireError::none) return reject(std::string(to_string(d.error)));
   const Header& h = d.header;
+  heard_ns[h.src].store(coarse_now_ns(), std::memory_order_relaxed);
+  if (h.type == heartbeat_type) return;
   Reorder& s = sources[h.src];
-  const std::string from = " (from rank " + std::to_string(h.src) + ", seq " + std::to_string(h.seq) + ")";
-  if (const std::string why = s.refuse(h.seq, h.length); !why.empty()) return reject(why + from);
+  if (const std::string why = s.refuse(h.seq, h.length); !why.empty())
+    return reject(why + " (from rank " + std::to_string(h.src) + ", seq " + std::to_string(h.seq) + ")");
   const auto payload = msg.subspan(header_size);
   if (!(h.flags & flag_large)) {
     if (deliver && s.due_alone(h.seq)) {

@@ -84,6 +84,7 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
     if (serving != this) wake(env.rank);
     return;
   }
+  told_ns[dest].store(coarse_now_ns(), std::memory_order_relaxed);
   traffic.msgs_sent.fetch_add(1, std::memory_order_relaxed);
   traffic.bytes_sent.fetch_add(total, std::memory_order_relaxed);
   sent_to[dest].msgs.fetch_add(1, std::memory_order_relaxed);

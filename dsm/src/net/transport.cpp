@@ -38,9 +38,14 @@ Transport::Impl::Impl(const job::JobEnv& e, job::Bootstrap& boot, Traffic* into)
   if (bell_mode && env.rank == 0) bells.unlink(env);  // every rank has mapped it by now
   next_seq.assign(env.size, 0);
   sources.resize(env.size);
+  heard_ns = std::make_unique<std::atomic<std::int64_t>[]>(std::size_t(env.size));
+  told_ns = std::make_unique<std::atomic<std::int64_t>[]>(std::size_t(env.size));
+  const std::int64_t now = coarse_now_ns();
+  for (int r = 0; r < env.size; ++r) heard_ns[r] = told_ns[r] = now;
 }
 
 Transport::Impl::~Impl() {
+  end_watch();
   stop = true;
   if (service.joinable()) {
     wake(env.rank);
@@ -118,6 +123,12 @@ void Transport::set_polling(bool on) {
 Buffer Transport::take_payload() { return Impl::handed ? std::move(*Impl::handed) : Buffer{}; }
 
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
+
+void Transport::watch_liveness(double bound_s, std::function<void(int, double)> silent) {
+  if (impl_->watcher.joinable()) throw std::logic_error("dsm: Transport::watch_liveness called twice");
+  impl_->watch(bound_s, std::move(silent));
+}
+void Transport::stop_liveness() { impl_->end_watch(); }
 
 const Traffic& Transport::counters() const { return impl_->traffic; }
 std::span<const PeerTraffic> Transport::sent_to() const { return impl_->sent_to; }

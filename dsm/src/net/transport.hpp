@@ -74,6 +74,13 @@ class Transport {
   // message. After set_waiting(true), call poll() before sleeping: a lazy message that came
   // before the flag rang no bell.
   void set_waiting(bool on);
+  // Liveness (liveness.cpp): from now on a thread of its own sends a heartbeat on every
+  // link nothing went over for bound/4, and calls silent(peer, seconds) once for a peer
+  // nothing came from (not a message, not a heartbeat) for `bound` seconds. Heartbeats
+  // never wait for room: the service thread may be stuck sending to the very peer that is
+  // gone. stop_liveness() before leaving, when peers that are done go quiet for good.
+  void watch_liveness(double bound_s, std::function<void(int peer, double silent_s)> silent);
+  void stop_liveness();
   const Traffic& counters() const;
   // What this rank sent over the network to each rank, by rank (its own entry stays zero).
   std::span<const PeerTraffic> sent_to() const;

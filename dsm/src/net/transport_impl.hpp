@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -39,6 +40,10 @@ namespace dsm::net {
 inline constexpr std::size_t eager_limit = 64 << 10;
 inline constexpr int rx_buffers = 32;
 inline constexpr int tx_buffers = 64;
+
+// Monotonic time read cheaply (a few ms of resolution), for liveness: stamped on every
+// message sent and received.
+std::int64_t coarse_now_ns();
 
 struct Transport::Impl {
   struct Completion {
@@ -106,6 +111,14 @@ struct Transport::Impl {
   Traffic& traffic;
   std::vector<PeerTraffic> sent_to;  // by destination rank; this rank's own stays zero
 
+  // Liveness (liveness.cpp): when anything last came from / went to each rank (coarse
+  // monotonic ns; from the transport's start on), the watching thread, and its stop.
+  std::unique_ptr<std::atomic<std::int64_t>[]> heard_ns, told_ns;
+  std::thread watcher;
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  bool watch_stop = false;
+
   Impl(const job::JobEnv& e, job::Bootstrap& boot, Traffic* into);
   ~Impl();
 
@@ -126,6 +139,11 @@ struct Transport::Impl {
   void send(int dest, std::uint16_t type, std::span<const std::span<const std::byte>> parts,
             std::vector<std::byte>* adopt = nullptr, bool lazy = false);
   void post_eager(int dest, std::span<const std::byte> msg);
+
+  // liveness.cpp
+  void watch(double bound_s, const std::function<void(int, double)>& silent);
+  bool heartbeat(int dest);
+  void end_watch();
 
   // receive.cpp
   void post_rx(int i);

@@ -14,6 +14,9 @@ inline constexpr std::uint16_t wire_version = 1;
 inline constexpr std::size_t header_size = 40;
 // Payload travels in a separate tagged message (zero copy); the header message is alone.
 inline constexpr std::uint32_t flag_large = 1u;
+// The type of a heartbeat (liveness.cpp): a header alone, outside the order of its pair of
+// ranks (its seq means nothing), taken in by the transport and never dispatched.
+inline constexpr std::uint16_t heartbeat_type = 0xFFFF;
 // A bound on one message, so a corrupt length cannot make a receiver allocate terabytes.
 inline constexpr std::uint64_t max_payload = std::uint64_t{1} << 32;
 

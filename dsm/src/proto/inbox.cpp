@@ -8,8 +8,36 @@
 
 namespace dsm::proto {
 
+namespace {
+
+// Marks the application thread as waiting for a reply, for as long as it lives.
+class Waiting {
+ public:
+  Waiting(Msg type, int from) {
+    state().inbox.waiting_from.store(from, std::memory_order_relaxed);
+    state().inbox.waiting_type.store(type, std::memory_order_release);
+  }
+  ~Waiting() { state().inbox.waiting_type.store(0, std::memory_order_release); }
+  Waiting(const Waiting&) = delete;
+  Waiting& operator=(const Waiting&) = delete;
+};
+
+}  // namespace
+
+std::string waiting_for() {
+  auto& s = state();
+  const std::uint16_t type = s.inbox.waiting_type.load(std::memory_order_acquire);
+  if (type == 0) return "nothing: it was computing";
+  const int from = s.inbox.waiting_from.load(std::memory_order_relaxed);
+  std::string what = std::string("a ") + msg_name(type) + (from >= 0 ? " from rank " + std::to_string(from) : " from any rank");
+  if (type == barrier_depart) what += " (barrier " + std::to_string(s.sync.epoch + 1) + ")";
+  if (type == diff_reply) what += " (pages it faulted on or prefetched)";
+  return what;
+}
+
 Reply wait_inbox(Msg type, int from) {
   auto& s = state();
+  const Waiting waiting(type, from);
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
   bool polling = s.poll_ns > 0;
   // A polling rank raises its waiting flag (lazy messages that came while it was busy are

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "net/buffer_pool.hpp"
@@ -29,6 +30,9 @@ struct Reply {
 // thread waits for one kind of reply at a time: one of another type, or from another rank
 // than `from` (-1: any), is a forged or duplicated message, and fatal.
 Reply wait_inbox(Msg type, int from);
+// What the application thread waits for now, in words ("a barrier departure from rank 0
+// (barrier 12)"; "nothing: it computes" when it waits for no reply). Any thread.
+std::string waiting_for();
 // Called by the handler given `payload`.
 void post_inbox(int src, Msg type, std::span<const std::byte> payload);
 

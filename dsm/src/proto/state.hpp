@@ -230,6 +230,10 @@ struct Inbox {
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::WaitCounter arrived;
   std::deque<Reply> replies;
+  // What the application thread waits for, for a message when a peer goes silent: the
+  // reply's type (0: none) and sender (-1: any).
+  std::atomic<std::uint16_t> waiting_type{0};
+  std::atomic<int> waiting_from{-1};
 };
 
 struct State {

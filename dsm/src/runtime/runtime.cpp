@@ -98,6 +98,31 @@ void open_board(const job::JobEnv& env) {
 
 }  // namespace
 
+// Seconds a peer may stay silent (DSM_LIVENESS, dsmrun --liveness; 0: never given up):
+// long enough for a link down a few seconds, a rank stopped a while or a loaded host to
+// recover, short enough that a job whose host is gone ends well within half a minute.
+constexpr std::uint64_t default_liveness_s = 10;
+
+// Learns every rank's host name (for the message) and starts watching the peers: one that
+// goes silent for `bound` seconds ends this rank, which dsmrun then reports and the job ends.
+void watch_peers(std::uint32_t bound) {
+  auto& s = state();
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  const auto mine = std::as_bytes(std::span(name, std::strlen(name)));
+  std::vector<std::string> hosts;
+  for (const auto& h : s.boot->allgather(mine)) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
+  if (bound == 0) return;
+  s.net->watch_liveness(bound, [hosts = std::move(hosts), bound](int peer, double silent_s) {
+    const auto& me = state().me;
+    proto::fatal("rank %d on host %s sent nothing for %.1f s, not even a heartbeat (liveness bound %u s, dsmrun "
+                 "--liveness): its host is down or cut off, or the rank is stopped. This rank, on host %s, was "
+                 "waiting for %s",
+                 peer, hosts[std::size_t(peer)].c_str(), silent_s, bound, hosts[std::size_t(me)].c_str(),
+                 proto::waiting_for().c_str());
+  });
+}
+
 void init(int, char**) {
   if (g_initialized) return;
   if (g_finalized) {
@@ -156,6 +181,7 @@ void init(int, char**) {
       // A rank that never polls would find lazy messages only when its service thread
       // wakes for something else: it always counts as waiting, so they wake it.
       if (s.poll_ns == 0) s.net->set_waiting(true);
+      watch_peers(std::uint32_t(env_int("DSM_LIVENESS", default_liveness_s, 0, 86400)));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsm: rank %d: dsm::init failed: %s\n", s.me, e.what());
@@ -178,6 +204,7 @@ void finalize() {
     proto::barrier_with(proto::finalize_call);  // a rank still in another collective is named
     // Every rank has its last departure before anyone closes its endpoint.
     s.boot->allgather({});
+    s.net->stop_liveness();  // the others leave now
   }
   std::string json;
   if (s.boot) {
