@@ -4,10 +4,14 @@
 #
 #   scripts/test-multihost.sh [--bin DIR] [--hosts "2 4"] [--jacobi "--n 514 --iters 20"]
 #                             [--rate 100mbit [--bench "--n 2050 --iters 100"]]
+#   scripts/test-multihost.sh [--bin DIR] --liveness
 #
 # For each host count H: dsm_check random, stencil, migratory at H ranks (one per host), and
 # jacobi_hand at H ranks whose checksum must equal jacobi_seq's. With --rate, Jacobi is then
 # timed once on free links and once on links limited by tbf to that rate, side by side.
+# With --liveness instead, on 2 hosts: the link of host 2 cut for good 3 s into a job must end
+# it within 30 s, non-zero, naming host 2's rank as silent; cut for 2 s and restored, the job
+# must finish with its checked result (soak_program checks every round).
 # Exit 0: all passed; 1: a check failed; 77: namespaces cannot be made here (CTest skip).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -28,6 +32,7 @@ while (($#)); do
     --rate) rate=${2:?}; shift 2 ;;
     --bench) bench_args=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
+    --liveness) liveness=1; shift ;;
     # Internal: runs inside the hub namespace made by netns-hosts.sh.
     --in-hub) shift; in_hub=$1; shift; break ;;
     *) die_setup "unknown option $1 (see the header of $0)" ;;
@@ -66,6 +71,29 @@ if [[ ${in_hub:-} == checks ]]; then
   echo "== $n hosts: pass"
   exit 0
 fi
+if [[ ${in_hub:-} == liveness ]]; then
+  fails=0
+  # The rank on host 2 is rank 1; its link is vh2 on the hub's bridge.
+  echo "== link of host 2 cut for good after 3 s (liveness bound 5 s)"
+  dsmrun_cmd 2
+  (sleep 3 && ip link set vh2 down) &
+  start=$(now)
+  "$expect" fail 40 "rank 1 on host [^ ]+ sent nothing for" "${run[@]}" --liveness 5 "$bin/soak_program" 60 ||
+    fails=$((fails + 1))
+  took=$(calc "$(now) - $start")
+  wait
+  ip link set vh2 up
+  echo "the job ended $took s after it started (3 s before the cut)"
+  awk "BEGIN { exit !($took < 33) }" || { echo "FAIL: not within 30 s of the cut"; fails=$((fails + 1)); }
+  echo "== link of host 2 cut for 2 s, then restored (liveness bound 5 s)"
+  dsmrun_cmd 2
+  (sleep 3 && ip link set vh2 down && sleep 2 && ip link set vh2 up) &
+  "$expect" 0 60 "soak ok" "${run[@]}" --liveness 5 "$bin/soak_program" 8 || fails=$((fails + 1))
+  wait
+  ((fails == 0)) || { echo "== liveness: $fails FAILED"; exit 1; }
+  echo "== liveness: pass"
+  exit 0
+fi
 if [[ ${in_hub:-} == time ]]; then
   # Prints "<app time> <wall time>" of one Jacobi run across the hosts.
   n=$1
@@ -80,6 +108,10 @@ fi
 [[ -n ${in_hub:-} ]] && die_setup "unknown internal mode $in_hub"
 
 "$here/netns-hosts.sh" check || { rc=$?; echo "test-multihost: SKIP: cannot make network namespaces here"; exit $rc; }
+if [[ -n ${liveness:-} ]]; then
+  need soak_program
+  exec "$here/netns-hosts.sh" run 2 -- "$self" --bin "$bin" --timeout "$timeout" --in-hub liveness
+fi
 
 # shellcheck disable=SC2086
 want=$("$bin/jacobi_seq" $jacobi_args | field checksum)

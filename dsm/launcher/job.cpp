@@ -40,8 +40,9 @@ Environment Job::environment(int r) const {
   // this host the CPUs dsmrun may use (a cpuset or taskset), not their own (--bind leaves
   // each rank one); elsewhere they count their own.
   const auto same_host = [&](const Rank& other) { return (rk.local && other.local) || other.host == rk.host; };
-  RankPlace place{r, std::count_if(ranks_.begin(), ranks_.end(), same_host), std::nullopt};
+  RankPlace place{r, std::count_if(ranks_.begin(), ranks_.end(), same_host), std::nullopt, {}};
   if (rk.local) place.host_cpus = cpus_.size();
+  else place.host = rk.host;
   return rank_environment(opt_, {rendezvous_.address(), token_, provider_}, place);
 }
 

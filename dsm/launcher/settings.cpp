@@ -21,7 +21,7 @@ constexpr std::string_view known_variables[] = {
     "DSM_LB_THRESHOLD", "DSM_LB_EVIDENCE", "DSM_LB_MIN_MOVE", "DSM_LB_HEADROOM", "DSM_LB_FILTER",
     "DSM_LB_COST_BENEFIT", "DSM_LB_CHANGE_COST", "DSM_LB_PREFETCH", "DSM_LB_BULK_WRITE",
     "DSM_LB_EXCLUSIVE", "DSM_LB_TRACE", "DSM_CXX", "DSM_SANITIZE_BUILD_TYPE", "DSM_TEST_TIME_SCALE",
-    "DSM_EXPECT_MARKER", "DSM_TEST_HOST", "DSM_LIVENESS"};
+    "DSM_EXPECT_MARKER", "DSM_TEST_HOST", "DSM_LIVENESS", "DSM_HOST"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -45,6 +45,7 @@ Environment rank_environment(const Options& opt, const JobContact& job, const Ra
                      {"DSM_RENDEZVOUS", job.rendezvous}, {"DSM_TOKEN", job.token}, {"DSM_PROVIDER", job.provider}};
   env.emplace_back("DSM_HOST_RANKS", std::to_string(place.host_ranks));
   if (place.host_cpus) env.emplace_back("DSM_HOST_CPUS", std::to_string(*place.host_cpus));
+  if (!place.host.empty()) env.emplace_back("DSM_HOST", place.host);  // names it in messages
   if (!opt.lb.empty()) env.emplace_back("DSM_LB", opt.lb);
   if (opt.liveness) env.emplace_back("DSM_LIVENESS", std::to_string(*opt.liveness));
   for (const auto& kv : opt.env) {
@@ -55,7 +56,7 @@ Environment rank_environment(const Options& opt, const JobContact& job, const Ra
 }
 
 bool set_for_each_rank(std::string_view name) {
-  for (const std::string_view own : {"DSM_RANK", "DSM_SIZE", "DSM_TOKEN", "DSM_RENDEZVOUS", "DSM_HOST_RANKS"})
+  for (const std::string_view own : {"DSM_RANK", "DSM_SIZE", "DSM_TOKEN", "DSM_RENDEZVOUS", "DSM_HOST_RANKS", "DSM_HOST"})
     if (name == own) return true;
   return false;
 }

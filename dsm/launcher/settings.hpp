@@ -28,6 +28,7 @@ struct RankPlace {
   int rank = 0;
   long host_ranks = 1;                    // the job's ranks on its host
   std::optional<std::size_t> host_cpus;   // the CPUs dsmrun may use, for ranks on its host
+  std::string host;                       // as --hosts names it (empty: dsmrun's own host)
 };
 
 // The variables dsmrun sets for a rank, in order: its own DSM_* ones, then --lb's DSM_LB and

@@ -82,7 +82,7 @@ TEST_CASE("A rank dsmrun binds on its host counts the CPUs dsmrun may use, not i
   const std::vector<int> mask = dsm::sys::allowed_cpus();
   dsm::launcher::Options opt;
   opt.n = 2;
-  const auto env = dsm::launcher::rank_environment(opt, {"127.0.0.1:1", "t", "shm"}, {1, 2, mask.size()});
+  const auto env = dsm::launcher::rank_environment(opt, {"127.0.0.1:1", "t", "shm"}, {1, 2, mask.size(), {}});
   std::optional<ScopedEnv> passed;
   for (const auto& [k, v] : env)
     if (k == "DSM_HOST_CPUS") passed.emplace("DSM_HOST_CPUS", v);

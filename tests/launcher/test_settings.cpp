@@ -14,17 +14,21 @@ TEST_CASE("A rank's environment: dsmrun's variables first, then DSM_LB and --env
   opt.n = 3;
   opt.lb = "shift";
   opt.env = {"DSM_POLL_US=0", "DSM_HOST_CPUS=1", "X=a=b"};
-  const Environment local = rank_environment(opt, {"host:1234", "f00d", "tcp"}, {2, 2, 4});
+  const Environment local = rank_environment(opt, {"host:1234", "f00d", "tcp"}, {2, 2, 4, {}});
   CHECK(local == Environment{{"DSM_RANK", "2"}, {"DSM_SIZE", "3"}, {"DSM_RENDEZVOUS", "host:1234"},
                              {"DSM_TOKEN", "f00d"}, {"DSM_PROVIDER", "tcp"}, {"DSM_HOST_RANKS", "2"},
                              {"DSM_HOST_CPUS", "4"}, {"DSM_LB", "shift"}, {"DSM_POLL_US", "0"},
                              {"DSM_HOST_CPUS", "1"}, {"X", "a=b"}});
   opt.lb.clear();
   opt.env.clear();
-  // Elsewhere a rank counts the CPUs it may use itself.
-  CHECK(rank_environment(opt, {"h:1", "t", "shm"}, {0, 1, std::nullopt}).back() ==
-        std::pair<std::string, std::string>{"DSM_HOST_RANKS", "1"});
-  for (const char* own : {"DSM_RANK", "DSM_SIZE", "DSM_TOKEN", "DSM_RENDEZVOUS", "DSM_HOST_RANKS"})
+  // Elsewhere a rank counts the CPUs it may use itself, and learns the host's name as
+  // --hosts gives it (for messages); --liveness reaches it too.
+  opt.liveness = 5;
+  const Environment remote = rank_environment(opt, {"h:1", "t", "shm"}, {0, 1, std::nullopt, "node7"});
+  CHECK(remote == Environment{{"DSM_RANK", "0"}, {"DSM_SIZE", "3"}, {"DSM_RENDEZVOUS", "h:1"}, {"DSM_TOKEN", "t"},
+                              {"DSM_PROVIDER", "shm"}, {"DSM_HOST_RANKS", "1"}, {"DSM_HOST", "node7"},
+                              {"DSM_LIVENESS", "5"}});
+  for (const char* own : {"DSM_RANK", "DSM_SIZE", "DSM_TOKEN", "DSM_RENDEZVOUS", "DSM_HOST_RANKS", "DSM_HOST"})
     CHECK(set_for_each_rank(own));
   CHECK_FALSE(set_for_each_rank("DSM_HOST_CPUS"));
   CHECK_FALSE(set_for_each_rank("DSM_LB"));

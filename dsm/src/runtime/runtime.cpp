@@ -107,8 +107,10 @@ constexpr std::uint64_t default_liveness_s = 10;
 // goes silent for `bound` seconds ends this rank, which dsmrun then reports and the job ends.
 void watch_peers(std::uint32_t bound) {
   auto& s = state();
+  // The name dsmrun placed this rank on (DSM_HOST, where --hosts names it), else the system's.
   char name[256] = {};
-  gethostname(name, sizeof name - 1);
+  if (const char* placed = std::getenv("DSM_HOST")) std::strncpy(name, placed, sizeof name - 1);
+  else gethostname(name, sizeof name - 1);
   const auto mine = std::as_bytes(std::span(name, std::strlen(name)));
   std::vector<std::string> hosts;
   for (const auto& h : s.boot->allgather(mine)) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
