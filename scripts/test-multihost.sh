@@ -11,7 +11,8 @@
 # timed once on free links and once on links limited by tbf to that rate, side by side.
 # With --liveness instead, on 2 hosts: the link of host 2 cut for good 3 s into a job must end
 # it within 30 s, non-zero, naming host 2's rank as silent; cut for 2 s and restored, the job
-# must finish with its checked result (soak_program checks every round).
+# must finish with its checked result (soak_program checks every round); dsmrun killed with
+# SIGKILL mid-job must leave no rank running on either host.
 # Exit 0: all passed; 1: a check failed; 77: namespaces cannot be made here (CTest skip).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -90,6 +91,27 @@ if [[ ${in_hub:-} == liveness ]]; then
   (sleep 3 && ip link set vh2 down && sleep 2 && ip link set vh2 up) &
   "$expect" 0 60 "soak ok" "${run[@]}" --liveness 5 "$bin/soak_program" 8 || fails=$((fails + 1))
   wait
+  echo "== dsmrun killed (SIGKILL) 3 s into a job"
+  dsmrun_cmd 2
+  "${run[@]}" "$bin/soak_program" 60 > /dev/null 2>&1 &
+  job=$!
+  sleep 3
+  ranks=$(pgrep -f "^$bin/soak_program" | tr '\n' ' ')
+  kill -9 "$job"
+  wait "$job" 2>/dev/null || true  # killed: 137
+  for _ in $(seq 1 150); do
+    left=''
+    for p in $ranks; do [[ -r /proc/$p/stat && $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]] && left+=" $p"; done
+    [[ -z $left ]] && break
+    sleep 0.1
+  done
+  if [[ -n $ranks && -z $left ]]; then
+    echo "every rank ($ranks) exited without dsmrun"
+  else
+    echo "FAIL: ranks '$ranks' started, '$left' still running 15 s after dsmrun was killed"
+    fails=$((fails + 1))
+    for p in $left; do kill -9 "$p"; done
+  fi
   ((fails == 0)) || { echo "== liveness: $fails FAILED"; exit 1; }
   echo "== liveness: pass"
   exit 0
