@@ -46,6 +46,7 @@ std::optional<Loop> Analyzer::run() {
   out.var = var;
   out.var_type = header_.var->getType().getUnqualifiedType().getAsString(ctx_.getPrintingPolicy());
   out.var_unsigned = header_.var->getType()->isUnsignedIntegerType();
+  out.var_before = header_.init != nullptr;
   std::string why;
   auto lower = fold(header_.lower, why), upper = fold(header_.upper, why);
   for (const Expr* e : {header_.lower, header_.upper, header_.step}) {

@@ -39,6 +39,7 @@ struct Loop {
   std::string var;
   std::string var_type;
   bool var_unsigned = false;
+  bool var_before = false;  // declared before the loop (for (i = lb; ...)): assigned, not declared
   std::string lb, ub, step;  // texts; ub is exclusive
   std::vector<InnerVar> inner;
   std::vector<Section> sections;

@@ -39,7 +39,8 @@ bool Analyzer::changes(const VarDecl* v) const {
   // A canonical inner loop variable is changed only by its own increment.
   if (keys_.count(v))
     for (const Stmt* s : it->second)
-      if (std::none_of(scan_.inner.begin(), scan_.inner.end(), [&](const auto& f) { return f.second.inc == s; }))
+      if (std::none_of(scan_.inner.begin(), scan_.inner.end(),
+                       [&](const auto& f) { return f.second.inc == s || f.second.init == s; }))
         return true;
   return !keys_.count(v);
 }
@@ -53,7 +54,7 @@ bool Analyzer::invariant(const Expr* e) const {
       // A callee's names mean nothing where the loop's descriptors are computed: its
       // parameters are folded into the caller's values instead.
       if (const auto* v = dyn_cast<VarDecl>(d->getDecl()))
-        if (!loop_ || v == header_.var || scan_.declared.count(v) || changes(v)) ok = false;
+        if (!loop_ || v == header_.var || scan_.declared.count(v) || keys_.count(v) || changes(v)) ok = false;
     } else if (isa<ArraySubscriptExpr>(s) || (isa<UnaryOperator>(s) && cast<UnaryOperator>(s)->getOpcode() == UO_Deref)) {
       ok = false;  // memory the loop may write
     } else if (const auto* m = dyn_cast<MemberExpr>(s); m && m->isArrow() && !isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts())) {

@@ -13,12 +13,21 @@ using namespace clang;
 
 namespace {
 
-const VarDecl* single_int_var(const ForStmt* f) {
-  const auto* ds = dyn_cast_or_null<DeclStmt>(f->getInit());
-  if (!ds || !ds->isSingleDecl()) return nullptr;
-  const auto* v = dyn_cast<VarDecl>(ds->getSingleDecl());
-  if (!v || !v->getInit() || !v->getType()->isIntegerType()) return nullptr;
-  return v;
+// The loop's counter and its first value: declared in the header, or (C89 style) an integer
+// local declared before the loop and assigned there.
+std::pair<const VarDecl*, const Expr*> counter(const ForStmt* f) {
+  if (const auto* ds = dyn_cast_or_null<DeclStmt>(f->getInit())) {
+    if (!ds->isSingleDecl()) return {};
+    const auto* v = dyn_cast<VarDecl>(ds->getSingleDecl());
+    if (!v || !v->getInit() || !v->getType()->isIntegerType()) return {};
+    return {v, v->getInit()};
+  }
+  const auto* a = dyn_cast_or_null<BinaryOperator>(f->getInit() ? dyn_cast<Expr>(f->getInit())->IgnoreParens() : nullptr);
+  if (!a || a->getOpcode() != BO_Assign) return {};
+  const auto* d = dyn_cast<DeclRefExpr>(a->getLHS()->IgnoreParens());
+  const auto* v = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
+  if (!v || !v->hasLocalStorage() || isa<ParmVarDecl>(v) || !v->getType()->isIntegerType()) return {};
+  return {v, a->getRHS()};
 }
 
 bool refers_to(const Expr* e, const VarDecl* v) {
@@ -53,7 +62,7 @@ void check_exits(const Stmt* s, int breakable, bool in_try, const ASTContext& ct
 
 Header parse_header(const ForStmt* f) {
   Header h;
-  const VarDecl* v = single_int_var(f);
+  const auto [v, first] = counter(f);
   if (!v) return h;
   const auto* cond = dyn_cast_or_null<BinaryOperator>(f->getCond() ? f->getCond()->IgnoreParens() : nullptr);
   if (!cond || (cond->getOpcode() != BO_LT && cond->getOpcode() != BO_LE) || !refers_to(cond->getLHS(), v))
@@ -68,7 +77,8 @@ Header parse_header(const ForStmt* f) {
     return h;
   }
   h.var = v;
-  h.lower = v->getInit();
+  h.lower = first;
+  if (!isa<DeclStmt>(f->getInit())) h.init = f->getInit();
   if (const auto* list = dyn_cast<InitListExpr>(h.lower); list && list->getNumInits() == 1) h.lower = list->getInit(0);  // i{0}
   h.upper = cond->getRHS();
   h.inclusive = cond->getOpcode() == BO_LE;
@@ -85,7 +95,8 @@ void report_not_canonical(const ForStmt* loop, Reporter& report) {
   if ((inc && inc->isDecrementOp()) || (cinc && cinc->getOpcode() == BO_SubAssign))
     report.error(at, "decreasing '#pragma dsm parallel for' loops are not supported; count upwards: for (long i = lb; i < ub; ++i)");
   else
-    report.error(at, "'#pragma dsm parallel for' needs a canonical loop: for (T i = lb; i < ub | i <= ub; ++i | i++ | i += step) with an integer T");
+    report.error(at, "'#pragma dsm parallel for' needs a canonical loop: for (T i = lb; i < ub | i <= ub; ++i | i++ | i += step) "
+                     "with an integer T (or an integer local i declared before: for (i = lb; ...))");
 }
 
 // The ranks count iterations in long from the bounds' values; the loop's own comparison must

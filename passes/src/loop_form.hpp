@@ -12,9 +12,12 @@
 namespace dsmpass {
 
 // A `for (T v = L; v < U | v <= U; ++v | v++ | v += s)` header, or null fields when the
-// header has another shape.
+// header has another shape. `v = L` in place of the declaration is the same loop (C89 style,
+// v an integer local declared before it): as in OpenMP, the loop's v is its own, so the
+// rewritten loop declares it afresh.
 struct Header {
   const clang::VarDecl* var = nullptr;
+  const clang::Stmt* init = nullptr;  // the assignment `v = L`; null when the loop declares v
   const clang::Expr* lower = nullptr;
   const clang::Expr* upper = nullptr;
   bool inclusive = false;

@@ -80,7 +80,7 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   // The whole header, not its parts: a bound or step may be a macro, the variable may be
   // brace-initialized, and its type may be auto.
   replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
-                        loop.var_type + " " + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
+                        (loop.var_before ? "" : loop.var_type + " ") + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
                             loop.var + " += " + part("step"));
   rw.InsertTextAfter(after_statement(loop.stmt, rw), " }");
 }

@@ -1,5 +1,6 @@
 #include "writes.hpp"
 
+#include "loop_form.hpp"
 #include "source.hpp"
 
 #include <clang/AST/ExprCXX.h>
@@ -535,11 +536,31 @@ class CalleeWrites {
   bool cut_ = false;
 };
 
+// The counters of the loops in a body that assign a variable declared before them (C89
+// style, for (j = 0; ...)): as in OpenMP they are private, each rank's own, and writing them
+// in their header is no write the loop must be kept from. Their writes there, as the lvalues
+// written.
+class OutsideCounters : public RecursiveASTVisitor<OutsideCounters> {
+ public:
+  bool VisitForStmt(ForStmt* f) {
+    const Header h = parse_header(f);
+    if (!h.init) return true;
+    lvalues.insert(cast<BinaryOperator>(h.init)->getLHS());
+    if (const auto* u = dyn_cast<UnaryOperator>(cast<Expr>(h.inc)->IgnoreParens())) lvalues.insert(u->getSubExpr());
+    if (const auto* c = dyn_cast<CompoundAssignOperator>(cast<Expr>(h.inc)->IgnoreParens())) lvalues.insert(c->getLHS());
+    return true;
+  }
+  std::set<const Expr*> lvalues;
+};
+
 }  // namespace
 
 void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report) {
   WriteScan scan(ctx);
   scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
+  OutsideCounters counters;
+  counters.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
+  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && counters.lvalues.count(w.target); });
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
   each_offence(scan.writes, where, reported,
