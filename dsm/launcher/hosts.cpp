@@ -92,8 +92,15 @@ Hosts assign_hosts(const Options& opt) {
     p.start = start == Start::command && p.local ? Start::fork : start;
     all_local &= p.local;
   }
-  out.provider = opt.provider == "auto" ? (all_local ? "shm" : "tcp") : opt.provider;
+  // libfabric's shm provider joins at most this many endpoints (its domain's ep_cnt, the
+  // size of its address vectors); tcp runs any number on one host.
+  constexpr int shm_max_ranks = 256;
+  out.provider = opt.provider == "auto" ? (all_local && opt.n <= shm_max_ranks ? "shm" : "tcp") : opt.provider;
   if (out.provider == "shm" && !all_local) throw UsageError("--provider shm needs every rank on this host");
+  if (out.provider == "shm" && opt.n > shm_max_ranks)
+    throw UsageError("--provider shm joins at most " + std::to_string(shm_max_ranks) +
+                     " ranks (libfabric's shm provider); run " + std::to_string(opt.n) +
+                     " with --provider tcp (which --provider auto chooses), or over several hosts (--hosts)");
   return out;
 }
 

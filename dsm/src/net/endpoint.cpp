@@ -58,6 +58,11 @@ void Endpoint::open(const std::string& prov, const job::JobEnv& env) {
   fid_domain* d;
   check("fi_domain", fi_domain(fabric.p, info.get(), &d, nullptr));
   domain.reset(d);
+  // shm refuses larger address vectors with a bare "Function not implemented".
+  if (shm && info->domain_attr->ep_cnt > 0 && std::size_t(env.size) > info->domain_attr->ep_cnt)
+    throw std::runtime_error("the shm provider joins at most " + std::to_string(info->domain_attr->ep_cnt) +
+                             " ranks and this job has " + std::to_string(env.size) +
+                             ": run it with dsmrun --provider tcp, or over several hosts (--hosts)");
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;
   av_attr.count = static_cast<std::size_t>(env.size);
