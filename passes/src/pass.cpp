@@ -5,6 +5,7 @@
 #include "report.hpp"
 #include "rewrite.hpp"
 #include "shared_writes.hpp"
+#include "single.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -101,6 +102,7 @@ class Consumer : public ASTConsumer {
         report.error(m.hash, "'#pragma dsm' in an included file is not rewritten; put the loop in the source file given to dsm-pass");
         continue;
       }
+      if (m.kind == Mark::single) continue;  // after the loops (rewrite_singles)
       const ForStmt* loop = following_loop(m, collect.loops, sm, ctx.getLangOpts());
       if (!loop) {
         report.error(m.hash, "'#pragma dsm parallel for' must be followed directly by a for loop");
@@ -138,6 +140,7 @@ class Consumer : public ASTConsumer {
     }
     std::vector<const ForStmt*> marked_loops;
     for (const auto& m : marked) marked_loops.push_back(m.second);
+    rewrite_singles(ctx, rw, marks_, marked_loops, report);
     llvm::json::Array outside;
     for (const OutsideWrite& w : wrap_outside_writes(ctx, rw, marked_loops))
       outside.push_back(llvm::json::Object{{"line", w.line}, {"array", w.array}});

@@ -62,16 +62,19 @@ class DsmPragma : public clang::PragmaHandler {
       words.push_back(pp.getSpelling(tok));
       pp.Lex(tok);
     }
-    Mark m{intro.Loc, tok.getLocation(), "", ""};
+    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", ""};
     if (space_ != "dsm") {
       m.problem = "'#pragma " + space_ + "' is not read: the name is lower case, '#pragma dsm parallel for'";
     } else if (intro.Kind != clang::PIK_HashPragma) {
       // Its text is a string, in a macro more often than not: the rewriter cannot replace it.
       m.problem = "_Pragma(\"dsm ...\") is not rewritten; write '#pragma dsm parallel for' on its own line before the loop";
+    } else if (!words.empty() && words[0] == "single") {
+      m.kind = Mark::single;
+      if (words.size() > 1) m.problem = "'#pragma dsm single' takes no clause ('" + clause_text(words, 1) + "')";
     } else if (words.size() < 2 || words[0] != "parallel" || words[1] != "for") {
       std::string seen;
       for (const auto& w : words) seen += " " + w;
-      m.problem = "unknown directive '#pragma dsm" + seen + "'; the only one is '#pragma dsm parallel for'";
+      m.problem = "unknown directive '#pragma dsm" + seen + "'; the directives are '#pragma dsm parallel for' and '#pragma dsm single'";
     } else {
       parse_clauses(words, m);
     }

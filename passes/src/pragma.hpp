@@ -1,5 +1,6 @@
-// `#pragma dsm parallel for [policy(NAME)]`: a PragmaHandler records where each one is
-// (unknown pragmas never reach the AST, so the loops are matched to these marks afterwards).
+// `#pragma dsm parallel for [policy(NAME)]` and `#pragma dsm single`: a PragmaHandler records
+// where each one is (unknown pragmas never reach the AST, so the loops and statements are
+// matched to these marks afterwards).
 #pragma once
 
 #include <clang/Lex/Preprocessor.h>
@@ -10,6 +11,8 @@
 namespace dsmpass {
 
 struct Mark {
+  enum Kind { parallel_for, single };
+  Kind kind = parallel_for;
   clang::SourceLocation hash;  // the '#' (or _Pragma)
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
