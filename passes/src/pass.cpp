@@ -5,13 +5,13 @@
 #include "report.hpp"
 #include "rewrite.hpp"
 #include "shared_writes.hpp"
+#include "source.hpp"
 #include "single.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
-#include <clang/Lex/Lexer.h>
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
 
@@ -161,14 +161,9 @@ class Consumer : public ASTConsumer {
   // The loop whose `for` is the first token after the pragma line.
   static const ForStmt* following_loop(const Mark& m, const std::vector<const ForStmt*>& loops, const SourceManager& sm,
                                        const LangOptions& lo) {
-    // Raw lexing skips comments, so a comment between the pragma and the loop is fine.
-    const auto [fid, offset] = sm.getDecomposedLoc(m.end);
-    const StringRef buf = sm.getBufferData(fid);
-    Lexer lex(sm.getLocForStartOfFile(fid), lo, buf.begin(), buf.begin() + offset, buf.end());
-    Token next;
-    lex.LexFromRawLexer(next);
+    const SourceLocation next = token_after(m.end, sm, lo);
     for (const ForStmt* f : loops)
-      if (sm.getExpansionLoc(f->getBeginLoc()) == next.getLocation()) return f;
+      if (sm.getExpansionLoc(f->getBeginLoc()) == next) return f;
     return nullptr;
   }
 

@@ -1,5 +1,7 @@
 #include "rewrite.hpp"
 
+#include "source.hpp"
+
 #include <clang/Lex/Lexer.h>
 
 #include <algorithm>
@@ -30,15 +32,6 @@ void replace_keeping_lines(Rewriter& rw, SourceRange range, std::string text) {
   const StringRef old = Lexer::getSourceText(r, rw.getSourceMgr(), rw.getLangOpts());
   text.append(std::count(old.begin(), old.end(), '\n'), '\n');
   rw.ReplaceText(r, text);
-}
-
-// Just past the statement's last token, including a trailing ';' that belongs to it.
-SourceLocation after_statement(const Stmt* s, const Rewriter& rw) {
-  const SourceManager& sm = rw.getSourceMgr();
-  SourceLocation end = Lexer::getLocForEndOfToken(s->getEndLoc(), 0, sm, rw.getLangOpts());
-  if (auto next = Lexer::findNextToken(s->getEndLoc(), sm, rw.getLangOpts()); next && next->is(tok::semi))
-    end = next->getEndLoc();
-  return end;
 }
 
 std::string section_call(const Section& s) {
@@ -82,7 +75,7 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
                         (loop.var_before ? "" : loop.var_type + " ") + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
                             loop.var + " += " + part("step"));
-  rw.InsertTextAfter(after_statement(loop.stmt, rw), " }");
+  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), " }");
 }
 
 std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm) {

@@ -1,7 +1,8 @@
 #include "single.hpp"
 
+#include "source.hpp"
+
 #include <clang/AST/RecursiveASTVisitor.h>
-#include <clang/Lex/Lexer.h>
 
 #include <algorithm>
 
@@ -25,23 +26,6 @@ class BlockStatements : public RecursiveASTVisitor<BlockStatements> {
   const SourceManager& sm_;
 };
 
-// The location of the first token after the directive's line.
-SourceLocation next_token(const Mark& m, const SourceManager& sm, const LangOptions& lo) {
-  const auto [fid, offset] = sm.getDecomposedLoc(m.end);
-  const StringRef buf = sm.getBufferData(fid);
-  Lexer lex(sm.getLocForStartOfFile(fid), lo, buf.begin(), buf.begin() + offset, buf.end());
-  Token next;
-  lex.LexFromRawLexer(next);
-  return next.getLocation();
-}
-
-// Just past the statement's last token, including a trailing ';' that belongs to it.
-SourceLocation after(const Stmt* s, const SourceManager& sm, const LangOptions& lo) {
-  SourceLocation end = Lexer::getLocForEndOfToken(s->getEndLoc(), 0, sm, lo);
-  if (auto next = Lexer::findNextToken(s->getEndLoc(), sm, lo); next && next->is(tok::semi)) end = next->getEndLoc();
-  return end;
-}
-
 }  // namespace
 
 void rewrite_singles(ASTContext& ctx, Rewriter& rw, const std::vector<Mark>& marks, const std::vector<const ForStmt*>& marked,
@@ -53,7 +37,7 @@ void rewrite_singles(ASTContext& ctx, Rewriter& rw, const std::vector<Mark>& mar
     if (m.kind != Mark::single || !m.problem.empty()) continue;
     if (!traversed) blocks.TraverseDecl(ctx.getTranslationUnitDecl());
     traversed = true;
-    const SourceLocation at = next_token(m, sm, ctx.getLangOpts());
+    const SourceLocation at = token_after(m.end, sm, ctx.getLangOpts());
     const Stmt* target = nullptr;
     for (const Stmt* s : blocks.found)
       if (sm.getExpansionLoc(s->getBeginLoc()) == at) target = s;
@@ -81,7 +65,7 @@ void rewrite_singles(ASTContext& ctx, Rewriter& rw, const std::vector<Mark>& mar
     }
     // The directive's line keeps its line break, so every line keeps its number.
     rw.ReplaceText(CharSourceRange::getCharRange(m.hash, m.end), "{ if (dsm::rank() == 0)");
-    rw.InsertTextAfter(after(target, sm, ctx.getLangOpts()), " dsm::barrier(); }");
+    rw.InsertTextAfter(after_statement(target, sm, ctx.getLangOpts()), " dsm::barrier(); }");
   }
 }
 

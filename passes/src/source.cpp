@@ -22,4 +22,21 @@ std::string exact_text(const clang::Stmt* s, const clang::ASTContext& ctx) {
 
 bool is_shared_name(const clang::NamedDecl* d) { return d && d->getIdentifier() && d->getName().startswith("sh_"); }
 
+clang::SourceLocation token_after(clang::SourceLocation end, const clang::SourceManager& sm, const clang::LangOptions& lo) {
+  // Raw lexing skips comments, so a comment between a directive and its statement is fine.
+  const auto [fid, offset] = sm.getDecomposedLoc(end);
+  const llvm::StringRef buf = sm.getBufferData(fid);
+  clang::Lexer lex(sm.getLocForStartOfFile(fid), lo, buf.begin(), buf.begin() + offset, buf.end());
+  clang::Token next;
+  lex.LexFromRawLexer(next);
+  return next.getLocation();
+}
+
+clang::SourceLocation after_statement(const clang::Stmt* s, const clang::SourceManager& sm, const clang::LangOptions& lo) {
+  clang::SourceLocation end = clang::Lexer::getLocForEndOfToken(s->getEndLoc(), 0, sm, lo);
+  if (auto next = clang::Lexer::findNextToken(s->getEndLoc(), sm, lo); next && next->is(clang::tok::semi))
+    end = next->getEndLoc();
+  return end;
+}
+
 }  // namespace dsmpass

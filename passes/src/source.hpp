@@ -21,4 +21,10 @@ std::string exact_text(const clang::Stmt* s, const clang::ASTContext& ctx);
 // The sh_ prefix marks a shared array (a pointer from dsm::alloc, or an array).
 bool is_shared_name(const clang::NamedDecl* d);
 
+// Where the first token after `end` (a directive's end of line) begins: comments skipped.
+clang::SourceLocation token_after(clang::SourceLocation end, const clang::SourceManager& sm, const clang::LangOptions& lo);
+
+// Just past the statement's last token, including a trailing ';' that belongs to it.
+clang::SourceLocation after_statement(const clang::Stmt* s, const clang::SourceManager& sm, const clang::LangOptions& lo);
+
 }  // namespace dsmpass

@@ -537,20 +537,20 @@ class CalleeWrites {
 };
 
 // The counters of the loops in a body that assign a variable declared before them (C89
-// style, for (j = 0; ...)): as in OpenMP they are private, each rank's own, and writing them
-// in their header is no write the loop must be kept from. Their writes there, as the lvalues
-// written.
+// style, for (j = 0; ...)): as in OpenMP they are private, each rank's own (a process of its
+// own), and set afresh by every execution of their loop, so writing them is no write the
+// loop must be kept from.
 class OutsideCounters : public RecursiveASTVisitor<OutsideCounters> {
  public:
   bool VisitForStmt(ForStmt* f) {
-    const Header h = parse_header(f);
-    if (!h.init) return true;
-    lvalues.insert(cast<BinaryOperator>(h.init)->getLHS());
-    if (const auto* u = dyn_cast<UnaryOperator>(cast<Expr>(h.inc)->IgnoreParens())) lvalues.insert(u->getSubExpr());
-    if (const auto* c = dyn_cast<CompoundAssignOperator>(cast<Expr>(h.inc)->IgnoreParens())) lvalues.insert(c->getLHS());
+    if (const Header h = parse_header(f); h.init) vars.insert(h.var);
     return true;
   }
-  std::set<const Expr*> lvalues;
+  bool counts(const Expr* lvalue) const {
+    const auto* d = dyn_cast<DeclRefExpr>(lvalue->IgnoreParenImpCasts());
+    return d && vars.count(dyn_cast<VarDecl>(d->getDecl()));
+  }
+  std::set<const VarDecl*> vars;
 };
 
 }  // namespace
@@ -560,7 +560,7 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
   scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
   OutsideCounters counters;
   counters.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
-  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && counters.lvalues.count(w.target); });
+  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && counters.counts(w.target); });
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
   each_offence(scan.writes, where, reported,
