@@ -31,7 +31,7 @@ std::optional<Loop> Analyzer::run() {
   }
   scan_ = scan_body(loop_->getBody());
   check_control(loop_->getBody(), ctx_, report_);
-  check_writes(loop_, header_.var, ctx_, report_);
+  check_writes(loop_, header_.var, ctx_, report_, privates_);
   const std::string var = header_.var->getName().str();
   loop_var_ = var;
   keys_[header_.var] = var;
@@ -99,10 +99,10 @@ std::optional<Loop> Analyzer::run() {
 }
 
 std::optional<Loop> analyze_loop(const ForStmt* loop, const std::vector<const ForStmt*>& instances, ASTContext& ctx,
-                                 Reporter& report) {
+                                 Reporter& report, const std::vector<std::string>& privates) {
   for (const ForStmt* copy : instances)
-    if (const Header h = parse_header(copy); h.var) check_writes(copy, h.var, ctx, report);
-  return Analyzer(loop, ctx, report).run();
+    if (const Header h = parse_header(copy); h.var) check_writes(copy, h.var, ctx, report, privates);
+  return Analyzer(loop, ctx, report, privates).run();
 }
 
 }  // namespace dsmpass

@@ -50,7 +50,8 @@ struct Loop {
 // Checks that the loop is canonical and extracts its descriptors. Errors and warnings go to
 // `report`; returns nothing when the loop cannot be rewritten. `instances` are the loop's
 // copies in the instantiations of the template it is in, whose writes are checked too.
+// `privates`: the variables of the directive's private(...) and firstprivate(...) clauses.
 std::optional<Loop> analyze_loop(const clang::ForStmt* loop, const std::vector<const clang::ForStmt*>& instances,
-                                 clang::ASTContext& ctx, Reporter& report);
+                                 clang::ASTContext& ctx, Reporter& report, const std::vector<std::string>& privates);
 
 }  // namespace dsmpass

@@ -27,8 +27,8 @@ namespace dsmpass {
 // body of a function it calls, with the parameters bound to the caller's values.
 class Analyzer {
  public:
-  Analyzer(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report)
-      : loop_(loop), ctx_(ctx), report_(report), parents_(const_cast<clang::ForStmt*>(loop)) {}
+  Analyzer(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report, std::vector<std::string> privates = {})
+      : loop_(loop), ctx_(ctx), report_(report), parents_(const_cast<clang::ForStmt*>(loop)), privates_(std::move(privates)) {}
 
   std::optional<Loop> run();
 
@@ -68,6 +68,7 @@ class Analyzer {
   clang::ASTContext& ctx_;
   Reporter& report_;
   clang::ParentMap parents_;
+  std::vector<std::string> privates_;  // of private(...) and firstprivate(...): the loop may write them
   BodyScan scan_;
   Header header_;
   std::string loop_var_;                                  // the marked loop's variable

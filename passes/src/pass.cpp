@@ -129,7 +129,7 @@ class Consumer : public ASTConsumer {
       }
       std::vector<const ForStmt*> copies = instances.loops[loop->getBeginLoc()];
       std::erase(copies, loop);
-      auto info = analyze_loop(loop, copies, ctx, report);
+      auto info = analyze_loop(loop, copies, ctx, report, mark->privates);
       if (!info) continue;
       llvm::json::Value json = to_json(*info);
       if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);

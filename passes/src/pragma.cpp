@@ -1,6 +1,8 @@
 #include "pragma.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 
 namespace dsmpass {
@@ -25,26 +27,52 @@ std::string clause_text(const std::vector<std::string>& words, size_t from) {
   return out;
 }
 
-// Reads the clauses after `parallel for` into `m`; the only one is policy(NAME).
+const char* const clause_list = "policy(NAME), private(list) and firstprivate(list)";
+
+bool identifier(const std::string& w) {
+  return !w.empty() && (std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_') &&
+         std::all_of(w.begin(), w.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// Reads policy(NAME) at words[k]; returns the index after it, or 0 with m.problem set.
+size_t policy_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 3] != ")") {
+    m.problem = "malformed clause '" + clause_text(words, k) + "'; write policy(NAME) with NAME one of " + policy_list;
+    return 0;
+  }
+  if (!m.policy.empty()) {
+    m.problem = "policy given twice in '#pragma dsm parallel for'";
+    return 0;
+  }
+  if (policy_enumerator(words[k + 2]).empty()) {
+    m.problem = "unknown policy '" + words[k + 2] + "' in '#pragma dsm parallel for policy(...)'; expected one of " + policy_list;
+    return 0;
+  }
+  m.policy = words[k + 2];
+  return k + 4;
+}
+
+// Reads private(a, b) or firstprivate(a, b) at words[k] into m.privates; as policy_clause.
+size_t private_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  const std::string what = words[k];
+  size_t at = k + 1;
+  bool ok = at < words.size() && words[at] == "(";
+  for (++at; ok; at += 2) {
+    ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
+    if (ok) m.privates.push_back(words[at]);
+    if (ok && words[at + 1] == ")") return at + 2;
+  }
+  m.problem = "malformed clause '" + clause_text(words, k) + "'; write " + what + "(a, b, ...) with variable names";
+  return 0;
+}
+
+// Reads the clauses after `parallel for` into `m`.
 void parse_clauses(const std::vector<std::string>& words, Mark& m) {
-  for (size_t k = 2; k < words.size(); k += 4) {
-    if (words[k] != "policy") {
-      m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the only clause is policy(NAME)";
-      return;
-    }
-    if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 3] != ")") {
-      m.problem = "malformed clause '" + clause_text(words, k) + "'; write policy(NAME) with NAME one of " + policy_list;
-      return;
-    }
-    if (!m.policy.empty()) {
-      m.problem = "policy given twice in '#pragma dsm parallel for'";
-      return;
-    }
-    if (policy_enumerator(words[k + 2]).empty()) {
-      m.problem = "unknown policy '" + words[k + 2] + "' in '#pragma dsm parallel for policy(...)'; expected one of " + policy_list;
-      return;
-    }
-    m.policy = words[k + 2];
+  for (size_t k = 2; k < words.size();) {
+    if (words[k] == "policy") k = policy_clause(words, k, m);
+    else if (words[k] == "private" || words[k] == "firstprivate") k = private_clause(words, k, m);
+    else m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the clauses are " + clause_list;
+    if (!m.problem.empty()) return;
   }
 }
 
@@ -62,7 +90,7 @@ class DsmPragma : public clang::PragmaHandler {
       words.push_back(pp.getSpelling(tok));
       pp.Lex(tok);
     }
-    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", ""};
+    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", "", {}};
     if (space_ != "dsm") {
       m.problem = "'#pragma " + space_ + "' is not read: the name is lower case, '#pragma dsm parallel for'";
     } else if (intro.Kind != clang::PIK_HashPragma) {

@@ -17,6 +17,9 @@ struct Mark {
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
   std::string policy;          // NAME of a policy(NAME) clause, empty without one
+  // The variables of private(...) and firstprivate(...) clauses: each rank's own already (a
+  // process of its own), so the loop may write them.
+  std::vector<std::string> privates;
 };
 
 // Registers the handler for every `#pragma dsm ...`; marks are appended to `marks`, which

@@ -555,12 +555,17 @@ class OutsideCounters : public RecursiveASTVisitor<OutsideCounters> {
 
 }  // namespace
 
-void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report) {
+void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Reporter& report,
+                  const std::vector<std::string>& privates) {
   WriteScan scan(ctx);
   scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
   OutsideCounters counters;
   counters.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
-  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && counters.counts(w.target); });
+  const auto is_private = [&](const Expr* lvalue) {
+    const auto* d = dyn_cast<DeclRefExpr>(lvalue->IgnoreParenImpCasts());
+    return d && std::find(privates.begin(), privates.end(), d->getDecl()->getNameAsString()) != privates.end();
+  };
+  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && (counters.counts(w.target) || is_private(w.target)); });
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
   each_offence(scan.writes, where, reported,

@@ -13,10 +13,16 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Stmt.h>
 
+#include <string>
+#include <vector>
+
 namespace dsmpass {
 
 // Reports an error for each such write in the body of `loop`, once per variable. Writes to
 // `var` (the loop variable) are left to the caller's own check.
-void check_writes(const clang::ForStmt* loop, const clang::VarDecl* var, clang::ASTContext& ctx, Reporter& report);
+// `privates` names the variables of private(...) and firstprivate(...) clauses, which the loop
+// may write (each rank has its own).
+void check_writes(const clang::ForStmt* loop, const clang::VarDecl* var, clang::ASTContext& ctx, Reporter& report,
+                  const std::vector<std::string>& privates = {});
 
 }  // namespace dsmpass
