@@ -546,10 +546,6 @@ class OutsideCounters : public RecursiveASTVisitor<OutsideCounters> {
     if (const Header h = parse_header(f); h.init) vars.insert(h.var);
     return true;
   }
-  bool counts(const Expr* lvalue) const {
-    const auto* d = dyn_cast<DeclRefExpr>(lvalue->IgnoreParenImpCasts());
-    return d && vars.count(dyn_cast<VarDecl>(d->getDecl()));
-  }
   std::set<const VarDecl*> vars;
 };
 
@@ -561,11 +557,14 @@ void check_writes(const ForStmt* loop, const VarDecl* var, ASTContext& ctx, Repo
   scan.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
   OutsideCounters counters;
   counters.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
-  const auto is_private = [&](const Expr* lvalue) {
-    const auto* d = dyn_cast<DeclRefExpr>(lvalue->IgnoreParenImpCasts());
-    return d && std::find(privates.begin(), privates.end(), d->getDecl()->getNameAsString()) != privates.end();
+  // A variable each rank has its own copy of: a counter, or one a clause names private.
+  const auto own_copy = [&](const Write& w) {
+    const auto* d = w.through ? nullptr : dyn_cast<DeclRefExpr>(w.target->IgnoreParenImpCasts());
+    if (!d) return false;
+    const auto* v = dyn_cast<VarDecl>(d->getDecl());
+    return counters.vars.count(v) || std::find(privates.begin(), privates.end(), d->getDecl()->getNameAsString()) != privates.end();
   };
-  std::erase_if(scan.writes, [&](const Write& w) { return !w.through && (counters.counts(w.target) || is_private(w.target)); });
+  std::erase_if(scan.writes, own_copy);
   const Resolver where(loop, var, scan.writes, ctx);
   std::set<std::string> reported;
   each_offence(scan.writes, where, reported,

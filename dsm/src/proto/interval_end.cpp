@@ -40,12 +40,12 @@ void close_interval(bool at_barrier) {
       pg.dirty = pg.dirty_whole = true;
       dirty.push_back(p);
     }
+  if (at_barrier && !s.served.befores.empty()) {
+    std::lock_guard lk(s.mu);
+    drop_befores(log.known(std::uint32_t(s.me)));
+  }
   if (dirty.empty() && (walk || s.holds.runs.empty())) {
     if (walk) forget_holds();
-    if (at_barrier && !s.served.befores.empty()) {
-      std::lock_guard lk(s.mu);
-      drop_befores(log.known(std::uint32_t(s.me)));
-    }
     return;
   }
   // The kept and opened pages of this interval, then the held ones (in page order since
@@ -64,7 +64,6 @@ void close_interval(bool at_barrier) {
   std::uint64_t twins = 0;
   std::unique_lock lk(s.mu);
   const std::uint32_t idx = log.known(std::uint32_t(s.me));
-  if (at_barrier && !s.served.befores.empty()) drop_befores(idx);
   for (auto p : dirty) {
     auto& pg = pages[p];
     if (!pg.dirty) continue;  // a kept page that another rank's change closed
