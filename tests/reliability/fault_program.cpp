@@ -32,6 +32,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -57,21 +58,40 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
   std::_Exit(2);
 }
 
+// Waits until process PID (on this host) is stopped, for at most 10 s.
+void wait_stopped(pid_t pid) {
+  const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+  for (int tries = 0; tries < 10000; ++tries) {
+    std::ifstream in(stat);
+    std::string line;
+    std::getline(in, line);
+    const auto paren = line.rfind(')');  // the state follows the command name
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') return;
+    sleep_ms(1);
+  }
+  std::fprintf(stderr, "fault_program: process %d never stopped\n", static_cast<int>(pid));
+}
+
 // The others read every page the victim wrote, faulting and fetching diffs from it, round
 // after round; the victim dies shortly after a barrier, while those fetches are under way.
 void during_fetch(int victim, const std::string& how) {
   long* sh = dsm::alloc<long>(pages * words_per_page);
+  long* victim_pid = dsm::alloc<long>(1);
   const int me = dsm::rank();
+  if (me == victim) *victim_pid = getpid();
   for (long round = 1;; ++round) {
     if (me == victim)
       for (long p = 0; p < pages; ++p) sh[p * words_per_page + me] = round;  // a diff per page
     dsm::barrier();
     if (me == victim) {
       if (round == 3) {
-        sleep_ms(5);  // the others have started faulting on its pages
+        if (how != "stop") sleep_ms(5);  // the others have started faulting on its pages
         die(how);
       }
     } else {
+      // A stopped victim's service thread answers until the whole process stops, which on a
+      // busy machine can be after every fetch: the others ask only once it has stopped.
+      if (round == 3 && how == "stop") wait_stopped(static_cast<pid_t>(*victim_pid));
       long sum = 0;
       for (long p = 0; p < pages; ++p) sum += sh[p * words_per_page + victim];
       if (sum != pages * round) std::fprintf(stderr, "rank %d: read %ld, want %ld\n", me, sum, pages * round);
