@@ -56,6 +56,8 @@ std::vector<std::byte> encode_figures(const Published& p) {
       put(out, s.figures.cpu[j]);
     }
   }
+  put(out, static_cast<std::uint32_t>(p.reduction.size()));
+  out.insert(out.end(), p.reduction.begin(), p.reduction.end());
   return out;
 }
 
@@ -85,7 +87,9 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
         return std::nullopt;
     sites.push_back(std::move(s));
   }
-  if (r.pos != blob.size()) return std::nullopt;
+  std::uint32_t reduction = 0;
+  if (!r.get(reduction) || reduction > max_reduction_bytes || blob.size() - r.pos != reduction) return std::nullopt;
+  p.reduction.assign(blob.begin() + static_cast<std::ptrdiff_t>(r.pos), blob.end());
   return p;
 }
 

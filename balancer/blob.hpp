@@ -1,7 +1,8 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
 // its id, execution number, the wall/CPU seconds inside each of its spans, the period of
 // the execution before, whether the rank's core is shared with another program, and the
-// loop's bounds (which every rank must have run it with).
+// loop's bounds (which every rank must have run it with); then the rank's part of a
+// reduction that ends with this barrier, if any.
 // The bytes come from the network, so decoding checks the version, every length and every
 // value.
 #pragma once
@@ -15,7 +16,8 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 5;
+inline constexpr std::uint8_t blob_version = 6;
+inline constexpr std::size_t max_reduction_bytes = 1 << 16;
 
 struct SiteFigures {
   std::uint64_t site = 0;       // hash of the site's name
@@ -29,12 +31,13 @@ struct SiteFigures {
 struct Published {
   double page_seconds = 0;
   std::vector<SiteFigures> sites;
+  std::vector<std::byte> reduction{};  // at most max_reduction_bytes
 };
 
 std::vector<std::byte> encode_figures(const Published& p);
 // nullopt when the blob is malformed (wrong version, truncated, trailing bytes, times that no
 // clock measured: negative, non-finite, positive below 1e-30 s (subnormals among them) or
-// above 1e9 s; absurd counts).
+// above 1e9 s; absurd counts, a reduction part over max_reduction_bytes).
 std::optional<Published> decode_figures(const std::vector<std::byte>& blob);
 
 // 64-bit FNV-1a: the same site name gives the same id on every rank.

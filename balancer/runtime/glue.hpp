@@ -79,6 +79,7 @@ struct Glue {
   std::vector<Site::State*> sites;
   WriterRuns writers;  // pages written by earlier executions of every site
   std::vector<SiteFigures> pending;
+  std::vector<std::byte> reduction;  // this rank's part of a reduction finishing at the next barrier
   std::uint64_t pending_barrier = 0;
   // Figures that arrived with barriers, per site and rank: a site's figures travel with the
   // barrier after its loop, and other sites' barriers may follow before it runs again.
@@ -120,6 +121,12 @@ bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int 
 void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step, long n);
 // The geometry a site decides on: its accesses' and its followers' affine writes.
 Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders);
+
+// What this rank attaches to the next barrier (measure.cpp).
+// Forgets the figures and reduction part that an earlier barrier carried already.
+void drop_departed(Glue& g);
+// Attaches the figures and the reduction part not yet carried to the next barrier.
+void attach_to_barrier(const Glue& g);
 
 // The figures the barriers carry (figures.cpp).
 // Keeps what the barriers since the last call carried, after checking that the ranks ran

@@ -47,6 +47,18 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
+void drop_departed(Glue& g) {
+  const std::uint64_t now = detail::barrier_count();
+  if (now == g.pending_barrier) return;
+  g.pending.clear();  // the earlier figures left with that barrier
+  g.reduction.clear();
+  g.pending_barrier = now;
+}
+
+void attach_to_barrier(const Glue& g) {
+  detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending, g.reduction}));
+}
+
 }  // namespace runtime
 
 using namespace runtime;
@@ -113,11 +125,7 @@ void Plan::publish() {
   if (nprocs() <= 1) return;
   Glue& g = glue();
   const Site::State& st = site_->state();
-  const std::uint64_t now = detail::barrier_count();
-  if (now != g.pending_barrier) {  // the earlier figures left with that barrier
-    g.pending.clear();
-    g.pending_barrier = now;
-  }
+  drop_departed(g);
   // A rank sharing its core with another program loses the core mostly outside its ranges:
   // Linux runs a thread that slept at the barrier first, and makes it wait for the core
   // after the barrier instead. So the time a range "takes" is its CPU time at the share of
@@ -152,7 +160,7 @@ void Plan::publish() {
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
   g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period, shared}, st.lb, st.ub, st.step});
-  detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending}));
+  attach_to_barrier(g);
 }
 
 }  // namespace dsm::lb

@@ -133,6 +133,11 @@ class Consumer : public ASTConsumer {
       if (!info) continue;
       llvm::json::Value json = to_json(*info);
       if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);
+      if (!mark->reductions.empty()) {
+        llvm::json::Array reductions;
+        for (const Mark::Reduction& r : mark->reductions) reductions.push_back(llvm::json::Object{{"op", r.op}, {"var", r.var}});
+        json.getAsObject()->try_emplace("reductions", std::move(reductions));
+      }
       loops.push_back(std::move(json));
       for (const Section& s : info->sections)
         needs_algorithm |= s.lo.text.find("std::") != std::string::npos || s.hi.text.find("std::") != std::string::npos;

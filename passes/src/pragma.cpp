@@ -27,7 +27,19 @@ std::string clause_text(const std::vector<std::string>& words, size_t from) {
   return out;
 }
 
-const char* const clause_list = "policy(NAME), private(list) and firstprivate(list)";
+const char* const clause_list = "policy(NAME), private(list), firstprivate(list) and reduction(op: list)";
+
+// OpenMP's reduction operators and the runtime's enumerators; - adds the parts, as in OpenMP.
+constexpr std::array<std::pair<const char*, const char*>, 10> reduction_ops = {{{"+", "plus"},
+                                                                                {"-", "plus"},
+                                                                                {"*", "times"},
+                                                                                {"min", "min"},
+                                                                                {"max", "max"},
+                                                                                {"&", "bit_and"},
+                                                                                {"|", "bit_or"},
+                                                                                {"^", "bit_xor"},
+                                                                                {"&&", "logical_and"},
+                                                                                {"||", "logical_or"}}};
 
 bool identifier(const std::string& w) {
   return !w.empty() && (std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_') &&
@@ -66,14 +78,40 @@ size_t private_clause(const std::vector<std::string>& words, size_t k, Mark& m) 
   return 0;
 }
 
+// Reads reduction(op: a, b) at words[k] into m.reductions and m.privates; as policy_clause.
+size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  const auto op = k + 2 < words.size() && words[k + 1] == "("
+                      ? std::find_if(reduction_ops.begin(), reduction_ops.end(), [&](const auto& o) { return words[k + 2] == o.first; })
+                      : reduction_ops.end();
+  size_t at = k + 3;
+  bool ok = op != reduction_ops.end() && at < words.size() && words[at] == ":";
+  for (++at; ok; at += 2) {
+    ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
+    if (ok) {
+      m.reductions.push_back({op->second, words[at]});
+      m.privates.push_back(words[at]);
+    }
+    if (ok && words[at + 1] == ")") return at + 2;
+  }
+  m.problem = "malformed clause '" + clause_text(words, k) +
+              "'; write reduction(op: a, b, ...) with op one of + - * min max & | ^ && || and variable names";
+  return 0;
+}
+
 // Reads the clauses after `parallel for` into `m`.
 void parse_clauses(const std::vector<std::string>& words, Mark& m) {
   for (size_t k = 2; k < words.size();) {
     if (words[k] == "policy") k = policy_clause(words, k, m);
     else if (words[k] == "private" || words[k] == "firstprivate") k = private_clause(words, k, m);
+    else if (words[k] == "reduction") k = reduction_clause(words, k, m);
     else m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the clauses are " + clause_list;
     if (!m.problem.empty()) return;
   }
+  for (size_t i = 0; i < m.privates.size(); ++i)
+    if (std::find(m.privates.begin() + static_cast<long>(i) + 1, m.privates.end(), m.privates[i]) != m.privates.end()) {
+      m.problem = "'" + m.privates[i] + "' is named in more than one private, firstprivate or reduction clause";
+      return;
+    }
 }
 
 class DsmPragma : public clang::PragmaHandler {
@@ -90,7 +128,7 @@ class DsmPragma : public clang::PragmaHandler {
       words.push_back(pp.getSpelling(tok));
       pp.Lex(tok);
     }
-    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", "", {}};
+    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", "", {}, {}};
     if (space_ != "dsm") {
       m.problem = "'#pragma " + space_ + "' is not read: the name is lower case, '#pragma dsm parallel for'";
     } else if (intro.Kind != clang::PIK_HashPragma) {

@@ -1,4 +1,4 @@
-// `#pragma dsm parallel for [policy(NAME)]` and `#pragma dsm single`: a PragmaHandler records
+// `#pragma dsm parallel for [clauses]` and `#pragma dsm single`: a PragmaHandler records
 // where each one is (unknown pragmas never reach the AST, so the loops and statements are
 // matched to these marks afterwards).
 #pragma once
@@ -17,9 +17,15 @@ struct Mark {
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
   std::string policy;          // NAME of a policy(NAME) clause, empty without one
-  // The variables of private(...) and firstprivate(...) clauses: each rank's own already (a
-  // process of its own), so the loop may write them.
+  // The variables of private(...), firstprivate(...) and reduction(...) clauses: each rank's
+  // own already (a process of its own), so the loop may write them.
   std::vector<std::string> privates;
+  // reduction(op: list): each variable with the dsm::lb::Op enumerator of its operator.
+  struct Reduction {
+    std::string op;
+    std::string var;
+  };
+  std::vector<Reduction> reductions;
 };
 
 // Registers the handler for every `#pragma dsm ...`; marks are appended to `marks`, which

@@ -61,6 +61,15 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
       pro += "\n" + ind + "      " + section_call(loop.sections[k]) + (k + 1 < loop.sections.size() ? "," : "};\n");
     sections = acc;
   }
+  // reduction(...): each variable starts at its operator's identity on every rank, and
+  // the parts are combined after the loop (a barrier).
+  const std::string red = "dsm_red_" + n;
+  if (!mark.reductions.empty()) {
+    pro += ind + "  dsm::lb::Reduction " + red + "{";
+    for (size_t k = 0; k < mark.reductions.size(); ++k)
+      pro += std::string(k ? ", " : "") + "dsm::lb::reduced<dsm::lb::Op::" + mark.reductions[k].op + ">(" + mark.reductions[k].var + ")";
+    pro += "};\n";
+  }
   pro += ind + "  for (const dsm::lb::Range& " + r + " : dsm::lb::redistribute(" + site + ", " + loop.lb + ", " +
          loop.ub + ", " + loop.step + ", " + sections + "))\n";
   // The line after the directive's last (it may be continued with a backslash).
@@ -75,7 +84,7 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
                         (loop.var_before ? "" : loop.var_type + " ") + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
                             loop.var + " += " + part("step"));
-  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), " }");
+  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), mark.reductions.empty() ? " }" : " " + red + ".finish(); }");
 }
 
 std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm) {

@@ -441,11 +441,15 @@ bool output_stream(const Expr* e, bool through) {
 // the loop calls.
 std::string message(const Target& t, const std::string& via) {
   const std::string because = "each rank runs only some iterations, so ";
-  const std::string fix = " (write to an sh_ array, or move the reduction out of the loop)";
+  const std::string fix = " (write to an sh_ array)";
   switch (t.home) {
     case Home::outside:
+      // The clauses name variables the loop's own body writes.
       return "loop writes '" + t.name + "'" + via + ", declared outside the loop: " + because +
-             "its value would differ from the sequential one" + fix;
+             "its value would differ from the sequential one" +
+             (via.empty() ? " (a sum, minimum or the like: name it in reduction(op: " + t.name + "); a temporary: private(" +
+                                t.name + "); else write to an sh_ array)"
+                          : fix);
     case Home::static_local:
       return "loop writes '" + t.name + "'" + via + ", a static variable: " + because +
              "its value would differ from the sequential one" + fix;

@@ -170,11 +170,13 @@ TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}}};
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
+               {std::byte{1}, std::byte{2}, std::byte{3}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
   REQUIRE(decoded);
   CHECK(decoded->page_seconds == 3e-6);
+  CHECK(decoded->reduction == in.reduction);
   const auto* out = &decoded->sites;
   REQUIRE(out->size() == 2);
   CHECK((*out)[0].site == site_id("a.cpp:1"));
@@ -198,6 +200,8 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{NAN}, {0}}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
+  CHECK(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes)})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes + 1)})));
 }
 
 TEST_CASE("a time in the figures is 0 or one a clock measured") {

@@ -14,6 +14,7 @@
 //   fault_program lock_range     a lock id out of range
 //   fault_program lock_twice     a lock acquired again by the rank that holds it
 //   fault_program lock_not_held  a lock released by a rank that does not hold it
+//   fault_program reduce_mismatch  ranks finish reductions of different types together
 //   fault_program lock_barrier   a barrier entered holding a lock another rank asked for
 //   fault_program lock_in_barrier    the same, asked for while the holder is in the barrier
 //   fault_program lock_after_barrier a lock held through barriers, asked for after them (ok)
@@ -24,6 +25,7 @@
 //                                not change (the region once took descriptor 1)
 //   fault_program read_stdin     each rank reads a line of its standard input; rank 0 prints
 //                                what every rank read
+#include <dsm/balancer.hpp>
 #include <dsm/dsm.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -187,6 +189,13 @@ int main(int argc, char** argv) {
   else if (where == "lock_twice") {
     dsm::lock_acquire(3);
     dsm::lock_acquire(3);
+  } else if (where == "reduce_mismatch") {
+    // Rank 0 reduces a long, the others a double, at the same barrier.
+    long count = 1;
+    double mass = 1;
+    auto red = dsm::rank() == 0 ? dsm::lb::Reduction{dsm::lb::reduced<dsm::lb::Op::plus>(count)}
+                                : dsm::lb::Reduction{dsm::lb::reduced<dsm::lb::Op::plus>(mass)};
+    red.finish();
   } else if (where == "lock_not_held")
     dsm::lock_release(3);
   else if (where == "lock_barrier") {

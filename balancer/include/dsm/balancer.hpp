@@ -12,12 +12,17 @@
 // from the statistics carried by the last barrier.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace dsm::lb {
@@ -121,11 +126,75 @@ class Plan {
 
 Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses);
 
-// dsm-pass wraps each write to an sh_ array outside marked loops (code that every rank
-// runs) as written(sh_a[i]) = ...: the element is returned unchanged once the runtime has
-// kept what other ranks must still read there. A rank holding a page across barriers
-// writes it without a fault; without this, a rank fetching the page before its next
-// acquire would see the write (an update run on every rank would be applied twice).
+// Reductions: what dsm-pass generates for reduction(op: list) on a marked loop, OpenMP's
+// clause and meaning, and what a person may use by hand:
+//
+//   dsm::lb::Reduction red{dsm::lb::reduced<dsm::lb::Op::plus>(sum)};  // sum = 0 here
+//   for (const dsm::lb::Range& r : dsm::lb::redistribute(...)) ... sum += ...;
+//   red.finish();  // collective: sum = its value before + every rank's part, on every rank
+//
+// The operators of OpenMP's clause: + and - (both add the parts), *, min, max, &, |, ^, &&, ||.
+enum class Op : std::uint8_t { plus, times, min, max, bit_and, bit_or, bit_xor, logical_and, logical_or };
+
+// One variable of a reduction: where it is, its type (as the runtime combines it) and the
+// value it had before the loop.
+struct Reduced {
+  void* var = nullptr;
+  std::uint8_t type = 0;  // reduction_type
+  Op op = Op::plus;
+  std::array<std::byte, 16> before{};
+};
+
+// Kind and size of an arithmetic type: the runtime combines bytes by it.
+enum : std::uint8_t { signed_int = 0, unsigned_int = 1, floating = 2, boolean = 3 };
+template <class T>
+constexpr std::uint8_t reduction_type() {
+  const std::uint8_t kind = std::is_same_v<T, bool> ? boolean
+                            : std::is_floating_point_v<T> ? floating
+                            : std::is_signed_v<T>         ? signed_int
+                                                          : unsigned_int;
+  return static_cast<std::uint8_t>(kind << 5 | sizeof(T));
+}
+template <Op op, class T>
+constexpr T reduction_identity() {
+  using limits = std::numeric_limits<T>;
+  if constexpr (op == Op::times || op == Op::logical_and) return T(1);
+  else if constexpr (op == Op::bit_and) return static_cast<T>(~0ull);
+  else if constexpr (op == Op::min && limits::has_infinity) return limits::infinity();
+  else if constexpr (op == Op::min) return limits::max();
+  else if constexpr (op == Op::max && limits::has_infinity) return -limits::infinity();
+  else if constexpr (op == Op::max) return limits::lowest();
+  else return T(0);
+}
+
+// Keeps `var`'s value and sets it to the identity of `op` (0 for +, 1 for *, the largest
+// value for min, ...), so that this rank's iterations accumulate their part in it.
+template <Op op, class T>
+Reduced reduced(T& var) {
+  static_assert(std::is_arithmetic_v<T> && (sizeof(T) <= 8 || std::is_floating_point_v<T>),
+                "reduction(...): the variable must be an arithmetic scalar");
+  static_assert(std::is_integral_v<T> || (op != Op::bit_and && op != Op::bit_or && op != Op::bit_xor),
+                "reduction(&, |, ^: ...): the variable must be an integer");
+  Reduced r{&var, reduction_type<T>(), op, {}};
+  std::memcpy(r.before.data(), &var, sizeof var);
+  var = reduction_identity<op, T>();
+  return r;
+}
+
+// The variables of one execution's reduction clause.
+class Reduction {
+ public:
+  Reduction(std::initializer_list<Reduced> vars) : vars_(vars) {}
+  // Collective, a barrier: every variable then holds its value before the loop combined with
+  // every rank's part, in rank order, so that every rank has the same value (floating-point
+  // parts add up in another order than the sequential loop's). Ranks whose variables differ
+  // in number or type stop the job with an error.
+  void finish();
+
+ private:
+  std::vector<Reduced> vars_;
+};
+
 }  // namespace dsm::lb
 
 namespace dsm::detail {
@@ -134,6 +203,11 @@ void note_write(const void* addr, std::size_t bytes);  // in libdsm (runtime.cpp
 
 namespace dsm::lb {
 
+// dsm-pass wraps each write to an sh_ array outside marked loops (code that every rank
+// runs) as written(sh_a[i]) = ...: the element is returned unchanged once the runtime has
+// kept what other ranks must still read there. A rank holding a page across barriers
+// writes it without a fault; without this, a rank fetching the page before its next
+// acquire would see the write (an update run on every rank would be applied twice).
 template <class T>
 T& written(T& element) {
   detail::note_write(&element, sizeof element);
