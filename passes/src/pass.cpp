@@ -51,6 +51,23 @@ class InstanceCollector : public RecursiveASTVisitor<InstanceCollector> {
   const SourceManager& sm_;
 };
 
+// Whether `depth` for loops nest in `loop` (itself the first), each alone in the body of
+// the one around it, as collapse(depth) asks. The outer loop's iterations are distributed
+// and every rank runs the inner loops whole, which gives OpenMP's result for any nest
+// collapse accepts.
+bool nested_deep(const ForStmt* loop, unsigned depth) {
+  for (unsigned level = 1; level < depth; ++level) {
+    const Stmt* body = loop->getBody();
+    while (const auto* block = dyn_cast_or_null<CompoundStmt>(body)) {
+      if (block->size() != 1) return false;
+      body = block->body_front();
+    }
+    loop = dyn_cast_or_null<ForStmt>(body);
+    if (!loop) return false;
+  }
+  return true;
+}
+
 llvm::json::Value to_json(const Bound& b) { return b.text; }
 
 llvm::json::Value to_json(const Loop& l) {
@@ -112,6 +129,11 @@ class Consumer : public ASTConsumer {
         report.error(m.hash, "the loop after '#pragma dsm parallel for' comes from a macro; write the for loop itself there");
         continue;
       }
+      if (!nested_deep(loop, m.collapse)) {
+        report.error(m.hash, "collapse(" + std::to_string(m.collapse) + ") needs " + std::to_string(m.collapse) +
+                                 " perfectly nested for loops, each the only statement of the one around it");
+        continue;
+      }
       marked.emplace_back(&m, loop);
     }
     llvm::json::Array loops;
@@ -133,6 +155,7 @@ class Consumer : public ASTConsumer {
       if (!info) continue;
       llvm::json::Value json = to_json(*info);
       if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);
+      if (mark->collapse > 1) json.getAsObject()->try_emplace("collapse", mark->collapse);
       if (!mark->reductions.empty()) {
         llvm::json::Array reductions;
         for (const Mark::Reduction& r : mark->reductions) reductions.push_back(llvm::json::Object{{"op", r.op}, {"var", r.var}});

@@ -27,7 +27,15 @@ std::string clause_text(const std::vector<std::string>& words, size_t from) {
   return out;
 }
 
-const char* const clause_list = "policy(NAME), private(list), firstprivate(list) and reduction(op: list)";
+const char* const clause_list =
+    "policy(NAME), schedule(KIND[, chunk]), private(list), firstprivate(list), reduction(op: list), collapse(N) and "
+    "nowait";
+
+// OpenMP's schedule kinds and the policy each selects: static is equal blocks; dynamic and
+// guided ask for balancing at run time, which the balancer does; auto and runtime leave
+// the choice to the run (dsmrun --lb).
+constexpr std::array<std::pair<const char*, const char*>, 5> schedules = {
+    {{"static", "static"}, {"dynamic", "auto"}, {"guided", "auto"}, {"auto", ""}, {"runtime", ""}}};
 
 // OpenMP's reduction operators and the runtime's enumerators; - adds the parts, as in OpenMP.
 constexpr std::array<std::pair<const char*, const char*>, 10> reduction_ops = {{{"+", "plus"},
@@ -46,6 +54,8 @@ bool identifier(const std::string& w) {
          std::all_of(w.begin(), w.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+const char* const twice = "the policy is chosen twice in '#pragma dsm parallel for' (by policy(...) or schedule(...))";
+
 // Reads policy(NAME) at words[k]; returns the index after it, or 0 with m.problem set.
 size_t policy_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
   if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 3] != ")") {
@@ -53,7 +63,7 @@ size_t policy_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
     return 0;
   }
   if (!m.policy.empty()) {
-    m.problem = "policy given twice in '#pragma dsm parallel for'";
+    m.problem = twice;
     return 0;
   }
   if (policy_enumerator(words[k + 2]).empty()) {
@@ -98,12 +108,53 @@ size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m
   return 0;
 }
 
+// Reads schedule(KIND[, chunk]) at words[k] into m.policy; as policy_clause. The chunk is
+// read and left: the balancer cuts ranges at page boundaries of the written arrays.
+size_t schedule_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  const auto kind = k + 2 < words.size() && words[k + 1] == "("
+                        ? std::find_if(schedules.begin(), schedules.end(), [&](const auto& s) { return words[k + 2] == s.first; })
+                        : schedules.end();
+  size_t close = k + 3;
+  if (kind != schedules.end() && close < words.size() && words[close] == ",") {
+    int depth = 0;
+    for (++close; close < words.size() && (depth > 0 || words[close] != ")"); ++close) depth += (words[close] == "(") - (words[close] == ")");
+    if (close == k + 4) close = words.size();  // nothing after the comma
+  }
+  if (kind == schedules.end() || close >= words.size() || words[close] != ")") {
+    m.problem = "malformed clause '" + clause_text(words, k) + "'; write schedule(KIND) or schedule(KIND, chunk) with KIND one of static, dynamic, guided, auto, runtime";
+    return 0;
+  }
+  if (!m.policy.empty()) {
+    m.problem = twice;
+    return 0;
+  }
+  m.policy = kind->second;
+  return close + 1;
+}
+
+// Reads collapse(N) at words[k] into m.collapse; as policy_clause.
+size_t collapse_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  const bool ok = k + 3 < words.size() && words[k + 1] == "(" && words[k + 3] == ")" && words[k + 2].size() <= 2 &&
+                  std::all_of(words[k + 2].begin(), words[k + 2].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+                  std::stoul(words[k + 2]) >= 1;
+  if (!ok) {
+    m.problem = "malformed clause '" + clause_text(words, k) + "'; write collapse(N) with N a positive number of nested loops";
+    return 0;
+  }
+  m.collapse = static_cast<unsigned>(std::stoul(words[k + 2]));
+  return k + 4;
+}
+
 // Reads the clauses after `parallel for` into `m`.
 void parse_clauses(const std::vector<std::string>& words, Mark& m) {
   for (size_t k = 2; k < words.size();) {
     if (words[k] == "policy") k = policy_clause(words, k, m);
     else if (words[k] == "private" || words[k] == "firstprivate") k = private_clause(words, k, m);
     else if (words[k] == "reduction") k = reduction_clause(words, k, m);
+    else if (words[k] == "schedule") k = schedule_clause(words, k, m);
+    else if (words[k] == "collapse") k = collapse_clause(words, k, m);
+    else if (words[k] == "nowait") ++k;  // the loop has no barrier of its own to leave out
+    else if (words[k] == ",") ++k;  // OpenMP allows commas between clauses
     else m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the clauses are " + clause_list;
     if (!m.problem.empty()) return;
   }

@@ -16,7 +16,7 @@ struct Mark {
   clang::SourceLocation hash;  // the '#' (or _Pragma)
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
-  std::string policy;          // NAME of a policy(NAME) clause, empty without one
+  std::string policy;          // NAME of a policy(NAME) clause (or of a schedule), empty without one
   // The variables of private(...), firstprivate(...) and reduction(...) clauses: each rank's
   // own already (a process of its own), so the loop may write them.
   std::vector<std::string> privates;
@@ -26,6 +26,9 @@ struct Mark {
     std::string var;
   };
   std::vector<Reduction> reductions;
+  // collapse(N): the loops nested in the marked one that OpenMP would distribute with it
+  // (the pass checks the nest and distributes the outer loop's iterations).
+  unsigned collapse = 1;
 };
 
 // Registers the handler for every `#pragma dsm ...`; marks are appended to `marks`, which

@@ -10,6 +10,6 @@ void bad(double* sh_a, long n) {
   for (long i = 0; i < n; ++i) sh_a[i] = 1.0;
 #pragma dsm parallel for policy(shift) policy(multi)
   for (long i = 0; i < n; ++i) sh_a[i] = 1.0;
-#pragma dsm parallel for schedule(dynamic, 4)
+#pragma dsm parallel for ordered
   for (long i = 0; i < n; ++i) sh_a[i] = 1.0;
 }

@@ -1,0 +1,37 @@
+// OpenMP's other loop clauses: schedule(KIND[, chunk]) chooses the loop's policy (static:
+// equal blocks; dynamic, guided: the balancer; auto, runtime: the run's), nowait is
+// accepted, collapse(N) needs N perfectly nested loops, and commas may separate clauses.
+// Malformed ones, and a schedule beside a policy, are refused.
+#include <dsm/dsm.hpp>
+
+#define CHUNK 8
+
+void f(double* sh_a, long n) {
+#pragma dsm parallel for schedule(static)
+  for (long i = 0; i < n; ++i) sh_a[i] = 1;
+#pragma dsm parallel for schedule(dynamic, CHUNK * 2) nowait
+  for (long i = 0; i < n; ++i) sh_a[i] = 2;
+#pragma dsm parallel for schedule(guided), nowait
+  for (long i = 0; i < n; ++i) sh_a[i] = 3;
+#pragma dsm parallel for schedule(runtime)
+  for (long i = 0; i < n; ++i) sh_a[i] = 4;
+#pragma dsm parallel for collapse(2) schedule(auto)
+  for (long i = 0; i < n; ++i) {
+    for (long j = 0; j < n; ++j) sh_a[i * n + j] = 5;
+  }
+#pragma dsm parallel for collapse(2)
+  for (long i = 0; i < n; ++i) {
+    sh_a[i] = 0;
+    for (long j = 0; j < n; ++j) sh_a[i * n + j] = 6;
+  }
+#pragma dsm parallel for schedule(fastest)
+  for (long i = 0; i < n; ++i) sh_a[i] = 7;
+#pragma dsm parallel for schedule(static,)
+  for (long i = 0; i < n; ++i) sh_a[i] = 8;
+#pragma dsm parallel for schedule(static) policy(shift)
+  for (long i = 0; i < n; ++i) sh_a[i] = 9;
+#pragma dsm parallel for collapse(0)
+  for (long i = 0; i < n; ++i) sh_a[i] = 10;
+#pragma dsm parallel for lastprivate(n)
+  for (long i = 0; i < n; ++i) sh_a[i] = 11;
+}
