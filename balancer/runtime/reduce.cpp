@@ -7,6 +7,8 @@
 
 #include "runtime/runtime_hooks.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,6 +25,8 @@ T combine(Op op, T a, T b) {
     case Op::max: return a < b ? b : a;
     case Op::logical_and: return static_cast<T>(a && b);
     case Op::logical_or: return static_cast<T>(a || b);
+    case Op::last:  // fold() takes it apart
+      break;
     case Op::bit_and:
     case Op::bit_or:
     case Op::bit_xor:
@@ -38,8 +42,17 @@ T combine(Op op, T a, T b) {
 
 std::size_t value_size(std::uint8_t type) { return type & 31u; }
 
-// A part is, per variable, its type, its operator and its value's bytes.
+// A part is the greatest iteration the rank ran (no_iteration: none), then, per variable,
+// its type, its operator and its value's bytes.
+constexpr std::int64_t no_iteration = INT64_MIN;
+constexpr std::size_t part_head = sizeof(std::int64_t);
 constexpr std::size_t header_size = 2;
+
+std::int64_t last_iteration(const std::vector<std::byte>& part) {
+  std::int64_t last;
+  std::memcpy(&last, part.data(), sizeof last);
+  return last;
+}
 
 template <class T>
 void fold_as(const Reduced& v, const std::vector<std::vector<std::byte>>& parts, std::size_t at) {
@@ -55,6 +68,13 @@ void fold_as(const Reduced& v, const std::vector<std::vector<std::byte>>& parts,
 
 // Folds the value at `at` of every part into v.var; false for a type no variable can have.
 bool fold(const Reduced& v, const std::vector<std::vector<std::byte>>& parts, std::size_t at) {
+  if (v.op == Op::last) {  // the value of the rank that ran the loop's last iteration
+    const std::vector<std::byte>* from = nullptr;
+    for (const auto& part : parts)
+      if (last_iteration(part) != no_iteration && (!from || last_iteration(part) > last_iteration(*from))) from = &part;
+    if (from) std::memcpy(v.var, from->data() + at, value_size(v.type));
+    return true;  // without iterations the variable keeps its value
+  }
   switch (v.type) {
     case reduction_type<std::int8_t>(): fold_as<std::int8_t>(v, parts, at); return true;
     case reduction_type<std::int16_t>(): fold_as<std::int16_t>(v, parts, at); return true;
@@ -78,8 +98,10 @@ bool fold(const Reduced& v, const std::vector<std::vector<std::byte>>& parts, st
   std::exit(1);
 }
 
-std::vector<std::byte> part_of(const std::vector<Reduced>& vars) {
-  std::vector<std::byte> part;
+std::vector<std::byte> part_of(const std::vector<Reduced>& vars, std::optional<long> last) {
+  std::vector<std::byte> part(part_head);
+  const std::int64_t ran = last ? *last : no_iteration;
+  std::memcpy(part.data(), &ran, sizeof ran);
   for (const Reduced& v : vars) {
     part.push_back(std::byte{v.type});
     part.push_back(static_cast<std::byte>(v.op));
@@ -113,8 +135,18 @@ std::vector<std::vector<std::byte>> gather(std::vector<std::byte> mine) {
 
 }  // namespace
 
+Plan Reduction::track(Plan plan) {
+  // A rank's ranges are sorted and disjoint, so its greatest iteration is the last it runs.
+  for (const Range& r : plan.ranges())
+    if (r.lb < r.ub) {
+      const long last = r.lb + (r.ub - 1 - r.lb) / r.step * r.step;
+      last_ = last_ ? std::max(*last_, last) : last;
+    }
+  return plan;
+}
+
 void Reduction::finish() {
-  std::vector<std::byte> mine = part_of(vars_);
+  std::vector<std::byte> mine = part_of(vars_, last_);
   if (mine.size() > max_reduction_bytes)
     refuse("a reduction of " + std::to_string(vars_.size()) + " variables is more than a barrier carries (" +
            std::to_string(max_reduction_bytes) + " bytes)");
@@ -122,14 +154,14 @@ void Reduction::finish() {
   // Ranks that reduce different variables (in number, type or operator) ran different code.
   for (std::size_t r = 0; r < parts.size(); ++r) {
     bool same = parts[r].size() == mine.size();
-    for (std::size_t at = 0; same && at < mine.size(); at += header_size + value_size(std::uint8_t(mine[at])))
+    for (std::size_t at = part_head; same && at < mine.size(); at += header_size + value_size(std::uint8_t(mine[at])))
       same = parts[r][at] == mine[at] && parts[r][at + 1] == mine[at + 1];
     if (!same)
       refuse("rank " + std::to_string(r) +
              " finished a reduction of other variables at the same barrier: every rank must run the same loops "
              "with the same reduction clauses");
   }
-  std::size_t at = 0;
+  std::size_t at = part_head;
   for (const Reduced& v : vars_) {
     if (!fold(v, parts, at + header_size)) refuse("a reduction variable of a type the runtime does not combine");
     at += header_size + value_size(v.type);

@@ -28,8 +28,8 @@ std::string clause_text(const std::vector<std::string>& words, size_t from) {
 }
 
 const char* const clause_list =
-    "policy(NAME), schedule(KIND[, chunk]), private(list), firstprivate(list), reduction(op: list), collapse(N) and "
-    "nowait";
+    "policy(NAME), schedule(KIND[, chunk]), private(list), firstprivate(list), lastprivate(list), reduction(op: list), "
+    "collapse(N) and nowait";
 
 // OpenMP's schedule kinds and the policy each selects: static is equal blocks; dynamic and
 // guided ask for balancing at run time, which the balancer does; auto and runtime leave
@@ -74,22 +74,28 @@ size_t policy_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
   return k + 4;
 }
 
-// Reads private(a, b) or firstprivate(a, b) at words[k] into m.privates; as policy_clause.
-size_t private_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+// The variables the clauses name so far, each with its clause.
+using Named = std::vector<std::pair<std::string, std::string>>;
+
+// Reads private(a, b), firstprivate(a, b) or lastprivate(a, b) at words[k] into `named`
+// (and a lastprivate's variables into m.reductions, with the operator `last`); as
+// policy_clause.
+size_t private_clause(const std::vector<std::string>& words, size_t k, Mark& m, Named& named) {
   const std::string what = words[k];
   size_t at = k + 1;
   bool ok = at < words.size() && words[at] == "(";
   for (++at; ok; at += 2) {
     ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
-    if (ok) m.privates.push_back(words[at]);
+    if (ok) named.emplace_back(words[at], what);
+    if (ok && what == "lastprivate") m.reductions.push_back({"last", words[at]});
     if (ok && words[at + 1] == ")") return at + 2;
   }
   m.problem = "malformed clause '" + clause_text(words, k) + "'; write " + what + "(a, b, ...) with variable names";
   return 0;
 }
 
-// Reads reduction(op: a, b) at words[k] into m.reductions and m.privates; as policy_clause.
-size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+// Reads reduction(op: a, b) at words[k] into m.reductions and `named`; as policy_clause.
+size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m, Named& named) {
   const auto op = k + 2 < words.size() && words[k + 1] == "("
                       ? std::find_if(reduction_ops.begin(), reduction_ops.end(), [&](const auto& o) { return words[k + 2] == o.first; })
                       : reduction_ops.end();
@@ -99,7 +105,7 @@ size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m
     ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
     if (ok) {
       m.reductions.push_back({op->second, words[at]});
-      m.privates.push_back(words[at]);
+      named.emplace_back(words[at], "reduction");
     }
     if (ok && words[at + 1] == ")") return at + 2;
   }
@@ -147,10 +153,11 @@ size_t collapse_clause(const std::vector<std::string>& words, size_t k, Mark& m)
 
 // Reads the clauses after `parallel for` into `m`.
 void parse_clauses(const std::vector<std::string>& words, Mark& m) {
+  Named named;
   for (size_t k = 2; k < words.size();) {
     if (words[k] == "policy") k = policy_clause(words, k, m);
-    else if (words[k] == "private" || words[k] == "firstprivate") k = private_clause(words, k, m);
-    else if (words[k] == "reduction") k = reduction_clause(words, k, m);
+    else if (words[k] == "private" || words[k] == "firstprivate" || words[k] == "lastprivate") k = private_clause(words, k, m, named);
+    else if (words[k] == "reduction") k = reduction_clause(words, k, m, named);
     else if (words[k] == "schedule") k = schedule_clause(words, k, m);
     else if (words[k] == "collapse") k = collapse_clause(words, k, m);
     else if (words[k] == "nowait") ++k;  // the loop has no barrier of its own to leave out
@@ -158,11 +165,20 @@ void parse_clauses(const std::vector<std::string>& words, Mark& m) {
     else m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the clauses are " + clause_list;
     if (!m.problem.empty()) return;
   }
-  for (size_t i = 0; i < m.privates.size(); ++i)
-    if (std::find(m.privates.begin() + static_cast<long>(i) + 1, m.privates.end(), m.privates[i]) != m.privates.end()) {
-      m.problem = "'" + m.privates[i] + "' is named in more than one private, firstprivate or reduction clause";
-      return;
+  // As in OpenMP, a variable is named once, or in firstprivate and lastprivate.
+  for (size_t i = 0; i < named.size(); ++i)
+    for (size_t j = i + 1; j < named.size(); ++j) {
+      const auto& [var, clause] = named[i];
+      const auto& [other, other_clause] = named[j];
+      const bool first_and_last = (clause == "firstprivate" && other_clause == "lastprivate") ||
+                                  (clause == "lastprivate" && other_clause == "firstprivate");
+      if (var == other && !first_and_last) {
+        m.problem = "'" + var + "' is named in two clauses (" + clause + " and " + other_clause +
+                    "); a variable takes one, or firstprivate and lastprivate";
+        return;
+      }
     }
+  for (const auto& n : named) m.privates.push_back(n.first);
 }
 
 class DsmPragma : public clang::PragmaHandler {

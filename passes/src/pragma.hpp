@@ -17,10 +17,11 @@ struct Mark {
   clang::SourceLocation end;   // end of the directive's line
   std::string problem;         // non-empty for a malformed `#pragma dsm ...`
   std::string policy;          // NAME of a policy(NAME) clause (or of a schedule), empty without one
-  // The variables of private(...), firstprivate(...) and reduction(...) clauses: each rank's
-  // own already (a process of its own), so the loop may write them.
+  // The variables of private(...), firstprivate(...), lastprivate(...) and reduction(...)
+  // clauses: each rank's own already (a process of its own), so the loop may write them.
   std::vector<std::string> privates;
-  // reduction(op: list): each variable with the dsm::lb::Op enumerator of its operator.
+  // reduction(op: list) and lastprivate(list): each variable with the dsm::lb::Op enumerator
+  // of its operator (`last` for lastprivate).
   struct Reduction {
     std::string op;
     std::string var;

@@ -62,16 +62,18 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
     sections = acc;
   }
   // reduction(...): each variable starts at its operator's identity on every rank, and
-  // the parts are combined after the loop (a barrier).
+  // the parts are combined after the loop (a barrier). lastprivate(...) variables take the
+  // value of the rank whose plan holds the last iteration.
   const std::string red = "dsm_red_" + n;
+  const bool last = std::any_of(mark.reductions.begin(), mark.reductions.end(), [](const Mark::Reduction& x) { return x.op == "last"; });
   if (!mark.reductions.empty()) {
     pro += ind + "  dsm::lb::Reduction " + red + "{";
     for (size_t k = 0; k < mark.reductions.size(); ++k)
       pro += std::string(k ? ", " : "") + "dsm::lb::reduced<dsm::lb::Op::" + mark.reductions[k].op + ">(" + mark.reductions[k].var + ")";
     pro += "};\n";
   }
-  pro += ind + "  for (const dsm::lb::Range& " + r + " : dsm::lb::redistribute(" + site + ", " + loop.lb + ", " +
-         loop.ub + ", " + loop.step + ", " + sections + "))\n";
+  const std::string plan = "dsm::lb::redistribute(" + site + ", " + loop.lb + ", " + loop.ub + ", " + loop.step + ", " + sections + ")";
+  pro += ind + "  for (const dsm::lb::Range& " + r + " : " + (last ? red + ".track(" + plan + ")" : plan) + ")\n";
   // The line after the directive's last (it may be continued with a backslash).
   pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.end) + 1) + " " + quoted(file);
   rw.ReplaceText(CharSourceRange::getCharRange(mark.hash, mark.end), pro);

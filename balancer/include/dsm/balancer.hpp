@@ -133,8 +133,10 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
 //   for (const dsm::lb::Range& r : dsm::lb::redistribute(...)) ... sum += ...;
 //   red.finish();  // collective: sum = its value before + every rank's part, on every rank
 //
-// The operators of OpenMP's clause: + and - (both add the parts), *, min, max, &, |, ^, &&, ||.
-enum class Op : std::uint8_t { plus, times, min, max, bit_and, bit_or, bit_xor, logical_and, logical_or };
+// The operators of OpenMP's clause: + and - (both add the parts), *, min, max, &, |, ^, &&, ||;
+// and `last`, OpenMP's lastprivate: the value the loop's last iteration left, from the rank
+// that ran it (the plan goes through Reduction::track so that the rank knows).
+enum class Op : std::uint8_t { plus, times, min, max, bit_and, bit_or, bit_xor, logical_and, logical_or, last };
 
 // One variable of a reduction: where it is, its type (as the runtime combines it) and the
 // value it had before the loop.
@@ -146,10 +148,12 @@ struct Reduced {
 };
 
 // Kind and size of an arithmetic type: the runtime combines bytes by it.
-enum : std::uint8_t { signed_int = 0, unsigned_int = 1, floating = 2, boolean = 3 };
+// `bytes`: any other trivially copyable type, which only Op::last takes.
+enum : std::uint8_t { signed_int = 0, unsigned_int = 1, floating = 2, boolean = 3, bytes = 4 };
 template <class T>
 constexpr std::uint8_t reduction_type() {
-  const std::uint8_t kind = std::is_same_v<T, bool> ? boolean
+  const std::uint8_t kind = !std::is_arithmetic_v<T>     ? bytes
+                            : std::is_same_v<T, bool>     ? boolean
                             : std::is_floating_point_v<T> ? floating
                             : std::is_signed_v<T>         ? signed_int
                                                           : unsigned_int;
@@ -169,15 +173,21 @@ constexpr T reduction_identity() {
 
 // Keeps `var`'s value and sets it to the identity of `op` (0 for +, 1 for *, the largest
 // value for min, ...), so that this rank's iterations accumulate their part in it.
+// (Op::last keeps the value.)
 template <Op op, class T>
 Reduced reduced(T& var) {
-  static_assert(std::is_arithmetic_v<T> && (sizeof(T) <= 8 || std::is_floating_point_v<T>),
-                "reduction(...): the variable must be an arithmetic scalar");
-  static_assert(std::is_integral_v<T> || (op != Op::bit_and && op != Op::bit_or && op != Op::bit_xor),
-                "reduction(&, |, ^: ...): the variable must be an integer");
+  if constexpr (op == Op::last) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 16,
+                  "lastprivate(...): the variable must be a scalar or a pointer (at most 16 bytes, trivially copyable)");
+  } else {
+    static_assert(std::is_arithmetic_v<T> && (sizeof(T) <= 8 || std::is_floating_point_v<T>),
+                  "reduction(...): the variable must be an arithmetic scalar");
+    static_assert(std::is_integral_v<T> || (op != Op::bit_and && op != Op::bit_or && op != Op::bit_xor),
+                  "reduction(&, |, ^: ...): the variable must be an integer");
+  }
   Reduced r{&var, reduction_type<T>(), op, {}};
   std::memcpy(r.before.data(), &var, sizeof var);
-  var = reduction_identity<op, T>();
+  if constexpr (op != Op::last) var = reduction_identity<op, T>();
   return r;
 }
 
@@ -190,9 +200,13 @@ class Reduction {
   // parts add up in another order than the sequential loop's). Ranks whose variables differ
   // in number or type stop the job with an error.
   void finish();
+  // Notes the last iteration this rank runs in `plan` (an Op::last variable needs it) and
+  // hands the plan on: `for (const Range& r : red.track(redistribute(...)))`.
+  Plan track(Plan plan);
 
  private:
   std::vector<Reduced> vars_;
+  std::optional<long> last_;  // the greatest iteration of this rank's ranges
 };
 
 }  // namespace dsm::lb

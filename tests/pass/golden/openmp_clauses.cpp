@@ -1,6 +1,7 @@
 // OpenMP's other loop clauses: schedule(KIND[, chunk]) chooses the loop's policy (static:
 // equal blocks; dynamic, guided: the balancer; auto, runtime: the run's), nowait is
-// accepted, collapse(N) needs N perfectly nested loops, and commas may separate clauses.
+// accepted, collapse(N) needs N perfectly nested loops, lastprivate(list) names variables the
+// loop writes, and commas may separate clauses.
 // Malformed ones, and a schedule beside a policy, are refused.
 #include <dsm/dsm.hpp>
 
@@ -32,6 +33,11 @@ void f(double* sh_a, long n) {
   for (long i = 0; i < n; ++i) sh_a[i] = 9;
 #pragma dsm parallel for collapse(0)
   for (long i = 0; i < n; ++i) sh_a[i] = 10;
-#pragma dsm parallel for lastprivate(n)
+  double last = 0;
+#pragma dsm parallel for firstprivate(last) lastprivate(last)
+  for (long i = 0; i < n; ++i) last = last + sh_a[i];
+#pragma dsm parallel for lastprivate(last) reduction(+: last)
+  for (long i = 0; i < n; ++i) last = sh_a[i];
+#pragma dsm parallel for ordered
   for (long i = 0; i < n; ++i) sh_a[i] = 11;
 }
