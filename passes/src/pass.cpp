@@ -7,6 +7,7 @@
 #include "shared_writes.hpp"
 #include "source.hpp"
 #include "single.hpp"
+#include "traced_params.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -105,6 +106,7 @@ class Consumer : public ASTConsumer {
     const std::string& file = file_;
     Rewriter rw(sm, ctx.getLangOpts());
 
+    trace_shared_parameters(ctx);
     ForCollector collect(sm);
     collect.TraverseDecl(ctx.getTranslationUnitDecl());
     InstanceCollector instances(sm);

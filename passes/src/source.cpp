@@ -1,5 +1,7 @@
 #include "source.hpp"
 
+#include "traced_params.hpp"
+
 #include <clang/Lex/Lexer.h>
 
 namespace dsmpass {
@@ -20,7 +22,10 @@ std::string exact_text(const clang::Stmt* s, const clang::ASTContext& ctx) {
   return clang::Lexer::getSourceText(r, sm, ctx.getLangOpts()).str();
 }
 
-bool is_shared_name(const clang::NamedDecl* d) { return d && d->getIdentifier() && d->getName().startswith("sh_"); }
+bool is_shared_name(const clang::NamedDecl* d) {
+  if (const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(d); p && is_traced_parameter(p)) return true;
+  return d && d->getIdentifier() && d->getName().startswith("sh_");
+}
 
 clang::SourceLocation token_after(clang::SourceLocation end, const clang::SourceManager& sm, const clang::LangOptions& lo) {
   // Raw lexing skips comments, so a comment between a directive and its statement is fine.

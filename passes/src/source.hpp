@@ -18,7 +18,8 @@ std::string text_of(const clang::Stmt* s, const clang::ASTContext& ctx);
 // text in the file stands for something else.
 std::string exact_text(const clang::Stmt* s, const clang::ASTContext& ctx);
 
-// The sh_ prefix marks a shared array (a pointer from dsm::alloc, or an array).
+// The sh_ prefix marks a shared array (a pointer from dsm::alloc, or an array); so does a
+// parameter that receives one at every call (traced_params.hpp).
 bool is_shared_name(const clang::NamedDecl* d);
 
 // Where the first token after `end` (a directive's end of line) begins: comments skipped.

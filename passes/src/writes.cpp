@@ -29,6 +29,7 @@ enum class Home {
 struct Target {
   Home home;
   std::string name;  // the variable, or the text of what the pointer comes from
+  bool parameter = false;  // `name` is a parameter of the loop's function that no trace reached
 };
 
 bool fine(const Target& t) { return t.home == Home::shared || t.home == Home::local; }
@@ -311,7 +312,7 @@ Target Resolver::value_of(const Expr* e, int depth) const {
   // A pointer of this iteration points where its definition does, until it is reassigned.
   if (inside(v) && !v->isStaticLocal() && v->getInit() && !reassigned(v))
     return v->getType()->isReferenceType() ? value_of(v->getInit(), depth + 1) : pointee(v->getInit(), depth + 1);
-  return {Home::unknown, v->getNameAsString()};
+  return {Home::unknown, v->getNameAsString(), isa<ParmVarDecl>(v)};
 }
 
 Target Resolver::variable(const VarDecl* v, int depth) const {
@@ -456,7 +457,10 @@ std::string message(const Target& t, const std::string& via) {
     default:
       return "loop writes through '" + (t.name.empty() ? std::string("an expression") : t.name) + "'" + via +
              ", which is not an sh_ array: the pass cannot describe the write, and " + because +
-             "memory that is not shared would hold only this rank's part (index the sh_ array itself)";
+             "memory that is not shared would hold only this rank's part " +
+             (t.parameter ? "(a parameter stands for an sh_ array when every call in this file passes one there and "
+                            "the function's address is not taken)"
+                          : "(index the sh_ array itself)");
   }
 }
 
