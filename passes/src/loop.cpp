@@ -1,5 +1,6 @@
 #include "loop.hpp"
 
+#include "dependence.hpp"
 #include "loop_analyzer.hpp"
 #include "loop_form.hpp"
 #include "loop_scan.hpp"
@@ -7,6 +8,7 @@
 #include "writes.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace dsmpass {
 
@@ -95,7 +97,29 @@ std::optional<Loop> Analyzer::run() {
       same->hi = max(same->hi, s.hi);
     }
   }
+  warn_carried(out);
   return out;
+}
+
+void Analyzer::warn_carried(const Loop& loop) {
+  long step = 1;
+  Expr::EvalResult r;
+  if (header_.step && !(header_.step->EvaluateAsInt(r, ctx_) && (step = r.Val.getInt().getExtValue()) > 0)) return;
+  const auto range = ranges_.find(loop.var);
+  if (range == ranges_.end()) return;
+  const auto dep = carried_dependence(loop.sections, range->second.first, range->second.second, step);
+  if (!dep) return;
+  const bool one = dep->distance != 0;
+  const std::string does = dep->other == Access::read ? (one ? "reads" : "read")
+                           : dep->other == Access::write ? (one ? "writes" : "write")
+                                                         : (one ? "reads or writes" : "read or write");
+  const long by = dep->distance * step;
+  const std::string other = dep->distance == 0 ? "other iterations"
+                                               : "iteration " + loop.var + (by > 0 ? " + " : " - ") + std::to_string(std::labs(by));
+  report_.warning(loop_->getBeginLoc(), "loop carries a dependence: iteration " + loop.var + " writes elements of '" + dep->array +
+                                            "' that " + other + " " + does +
+                                            "; the ranks run their iterations at once, so the result can differ from the "
+                                            "sequential one (remove '#pragma dsm parallel for', or restructure the loop)");
 }
 
 std::optional<Loop> analyze_loop(const ForStmt* loop, const std::vector<const ForStmt*>& instances, ASTContext& ctx,

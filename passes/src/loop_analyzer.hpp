@@ -33,6 +33,8 @@ class Analyzer {
   std::optional<Loop> run();
 
  private:
+  // Warns when the loop's sections prove a loop-carried dependence (dependence.hpp).
+  void warn_carried(const Loop& loop);
   // A function the loop calls: `fn`'s body, reached from `caller`, integer parameters bound
   // to the caller's affine values.
   Analyzer(const Analyzer& caller, const clang::FunctionDecl* fn, std::map<const clang::VarDecl*, Affine> env);

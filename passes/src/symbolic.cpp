@@ -136,14 +136,46 @@ std::optional<Affine> operator*(const Affine& a, const Affine& b) {
   return r;
 }
 
-Bound Bound::of(const Poly& p) { return Bound{p, p.str()}; }
+Bound Bound::of(const Poly& p) { return Bound{p, p.str(), p}; }
 Bound Bound::opaque(std::string text) { return Bound{std::nullopt, std::move(text)}; }
+
+namespace {
+
+Bound with_large(Bound b, const std::optional<Poly>& large) {
+  b.large = large;
+  return b;
+}
+
+// The smaller (or larger) of two values once the symbols are large.
+std::optional<Poly> large_pick(const Bound& a, const Bound& b, bool smaller) {
+  if (!a.large || !b.large) return std::nullopt;
+  const auto sign = sign_when_large(*a.large - *b.large);
+  if (!sign) return std::nullopt;
+  return (*sign <= 0) == smaller ? a.large : b.large;
+}
+
+}  // namespace
+
+std::optional<int> sign_when_large(const Poly& p) {
+  std::string symbol;
+  size_t degree = 0;
+  long leading = 0;
+  for (const auto& [product, coef] : p.terms) {
+    for (const std::string& s : product) {
+      if (!symbol.empty() && s != symbol) return std::nullopt;
+      symbol = s;
+    }
+    if (product.size() >= degree) degree = product.size(), leading = coef;
+  }
+  return leading > 0 ? 1 : leading < 0 ? -1 : 0;
+}
 
 Bound operator+(const Bound& a, const Bound& b) {
   if (a.poly && b.poly) return Bound::of(*a.poly + *b.poly);
   if (a.poly && a.poly->is_zero()) return b;
   if (b.poly && b.poly->is_zero()) return a;
-  return Bound::opaque(a.text + " + " + b.text);
+  return with_large(Bound::opaque(a.text + " + " + b.text),
+                    a.large && b.large ? std::optional<Poly>(*a.large + *b.large) : std::nullopt);
 }
 
 std::optional<long> difference(const Bound& a, const Bound& b) {
@@ -153,19 +185,19 @@ std::optional<long> difference(const Bound& a, const Bound& b) {
 
 Bound min(const Bound& a, const Bound& b) {
   if (auto d = difference(a, b)) return *d <= 0 ? a : b;
-  return Bound::opaque("std::min<long>(" + a.text + ", " + b.text + ")");
+  return with_large(Bound::opaque("std::min<long>(" + a.text + ", " + b.text + ")"), large_pick(a, b, true));
 }
 Bound max(const Bound& a, const Bound& b) {
   if (auto d = difference(a, b)) return *d >= 0 ? a : b;
-  return Bound::opaque("std::max<long>(" + a.text + ", " + b.text + ")");
+  return with_large(Bound::opaque("std::max<long>(" + a.text + ", " + b.text + ")"), large_pick(a, b, false));
 }
 
 std::pair<Bound, Bound> scale(const Poly& c, const Bound& lo, const Bound& hi) {
   auto times = [&](const Bound& x) {
     if (x.poly) return Bound::of(c * *x.poly);
     const std::string k = c.str();
-    return Bound::opaque((c.as_constant() || c.terms.size() == 1 ? k : "(" + k + ")") + " * (" +
-                         x.text + ")");
+    return with_large(Bound::opaque((c.as_constant() || c.terms.size() == 1 ? k : "(" + k + ")") + " * (" + x.text + ")"),
+                      x.large ? std::optional<Poly>(c * *x.large) : std::nullopt);
   };
   if (auto k = c.as_constant()) {
     if (*k >= 0) return {times(lo), times(hi)};

@@ -48,6 +48,9 @@ std::optional<Affine> operator*(const Affine& a, const Affine& b);
 struct Bound {
   std::optional<Poly> poly;  // exact value, when known
   std::string text;          // C++ expression of type long, always valid
+  // The value once every symbol is large (std::min(n, n*n - n) is n then), when known: what
+  // the dependence warnings reason with, never what the generated code computes.
+  std::optional<Poly> large{};
 
   static Bound of(const Poly& p);
   static Bound opaque(std::string text);
@@ -60,6 +63,10 @@ Bound min(const Bound& a, const Bound& b);
 Bound max(const Bound& a, const Bound& b);
 // c * [lo, hi] as an interval, for a coefficient c of unknown sign.
 std::pair<Bound, Bound> scale(const Poly& c, const Bound& lo, const Bound& hi);
+
+// The sign of p for every large enough value of its one symbol (its leading term's); none
+// when p has several symbols.
+std::optional<int> sign_when_large(const Poly& p);
 
 // Sign of a - b when it is a compile-time constant.
 std::optional<long> difference(const Bound& a, const Bound& b);
