@@ -58,9 +58,9 @@ std::optional<Dependence> carried_dependence(const std::vector<Section>& section
   // Fewer than two iterations carry nothing.
   if (first.large && last.large && !at_least_zero(*last.large - *first.large - Poly::constant(1))) return std::nullopt;
   for (const Section& w : sections) {
-    if (!writes(w) || w.whole || !w.lo.large || !w.hi.large || w.coef.is_zero()) continue;
+    if (!writes(w) || w.whole || !w.dense || !w.lo.large || !w.hi.large || w.coef.is_zero()) continue;
     for (const Section& x : sections) {
-      if (x.base != w.base || x.whole || !x.lo.large || !x.hi.large) continue;
+      if (x.base != w.base || x.whole || !x.dense || !x.lo.large || !x.hi.large) continue;
       if (x.coef == w.coef) {
         if (const auto d = same_stride_distance(w, x, step)) return Dependence{w.array, x.access, *d};
       } else if (x.coef.is_zero() && written_where_all_touch(w, x, first, last)) {

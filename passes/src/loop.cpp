@@ -95,6 +95,7 @@ std::optional<Loop> Analyzer::run() {
     } else if (!s.whole) {
       same->lo = min(same->lo, s.lo);
       same->hi = max(same->hi, s.hi);
+      same->dense = same->dense && s.dense;
     }
   }
   warn_carried(out);

@@ -26,6 +26,9 @@ struct Section {
   bool whole = false;     // the subscript could not be proven affine
   Poly coef;              // elements per iteration of the loop variable
   Bound lo, hi;           // touched elements relative to coef*i, inclusive
+  // Whether an iteration may touch every element of [lo, hi]: not when an inner loop
+  // advances by more than one element (a column, corr[j][i]), whose hull has gaps.
+  bool dense = true;
 };
 
 struct InnerVar {

@@ -173,6 +173,14 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
     s.coef = r.at->coef(loop_var_);
     s.lo = range->first;
     s.hi = range->second;
+    bool inner = false, unit = false;
+    for (const auto& [var, c] : r.at->parts) {
+      if (var.empty() || var == loop_var_) continue;
+      inner = true;
+      const auto k = c.as_constant();
+      unit = unit || (k && (*k == 1 || *k == -1));
+    }
+    s.dense = !inner || unit;
     check_shared_updates(ref, s, *r.at);
   }
   sections_.push_back(s);
