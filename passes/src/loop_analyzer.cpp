@@ -6,6 +6,7 @@
 #include <clang/AST/ExprCXX.h>
 
 #include <algorithm>
+#include <set>
 #include <functional>
 
 namespace dsmpass {
@@ -149,6 +150,7 @@ std::optional<std::pair<Bound, Bound>> Analyzer::interval(const Affine& a, const
 }
 
 void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
+  std::set<std::string> seen;  // a counter of several loops (C89 style) spans all their ranges
   for (const auto& [f, h] : scan_.inner) {
     if (changes(h.var)) continue;  // not canonical after all: its uses are not affine
     std::string why;
@@ -170,9 +172,15 @@ void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
       continue;
     }
     Bound top = h.inclusive ? hi->second : hi->second + Bound::of(Poly::constant(-1));
-    ranges_[keys_[h.var]] = {lo->first, top};
+    Bound bottom = h.lower_exclusive ? lo->first + Bound::of(Poly::constant(1)) : lo->first;
+    const std::string& k = keys_[h.var];
+    if (!seen.insert(k).second) {
+      bottom = min(bottom, ranges_[k].first);
+      top = max(top, ranges_[k].second);
+    }
+    ranges_[k] = {bottom, top};
     if (moves_with_loop(*lower) || moves_with_loop(*upper)) moving_.insert(keys_[h.var]);
-    if (out) out->push_back({h.var->getName().str(), lo->first, top});
+    if (out) out->push_back({h.var->getName().str(), bottom, top});
   }
 }
 

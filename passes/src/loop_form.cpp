@@ -86,6 +86,33 @@ Header parse_header(const ForStmt* f) {
   return h;
 }
 
+Header parse_inner_header(const ForStmt* f) {
+  if (Header h = parse_header(f); h.var) return h;
+  Header h;
+  const auto [v, first] = counter(f);
+  if (!v) return h;
+  const auto* cond = dyn_cast_or_null<BinaryOperator>(f->getCond() ? f->getCond()->IgnoreParens() : nullptr);
+  if (!cond || (cond->getOpcode() != BO_GT && cond->getOpcode() != BO_GE) || !refers_to(cond->getLHS(), v)) return h;
+  const Expr* inc = f->getInc() ? f->getInc()->IgnoreParens() : nullptr;
+  if (const auto* u = dyn_cast_or_null<UnaryOperator>(inc)) {
+    if (!u->isDecrementOp() || !refers_to(u->getSubExpr(), v)) return h;
+  } else if (const auto* c = dyn_cast_or_null<CompoundAssignOperator>(inc)) {
+    if (c->getOpcode() != BO_SubAssign || !refers_to(c->getLHS(), v)) return h;
+    h.step = c->getRHS();
+  } else {
+    return h;
+  }
+  h.var = v;
+  h.upper = first;
+  if (const auto* list = dyn_cast<InitListExpr>(h.upper); list && list->getNumInits() == 1) h.upper = list->getInit(0);
+  if (!isa<DeclStmt>(f->getInit())) h.init = f->getInit();
+  h.lower = cond->getRHS();
+  h.lower_exclusive = cond->getOpcode() == BO_GT;
+  h.inclusive = true;
+  h.inc = f->getInc();
+  return h;
+}
+
 void check_control(const Stmt* body, const ASTContext& ctx, Reporter& report) { check_exits(body, 0, false, ctx, report); }
 
 void report_not_canonical(const ForStmt* loop, Reporter& report) {

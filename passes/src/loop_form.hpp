@@ -23,9 +23,15 @@ struct Header {
   bool inclusive = false;
   const clang::Expr* step = nullptr;  // null for ++
   const clang::Stmt* inc = nullptr;
+  bool lower_exclusive = false;  // a descending loop's `v > L`: its last value is L + 1
 };
 
 Header parse_header(const clang::ForStmt* f);
+
+// The header of a loop inside a marked one: as parse_header, or a descending loop
+// `for (v = U; v >= L | v > L; --v | v-- | v -= s)`, given as the range it visits: `lower`
+// is L (lower_exclusive for >), `upper` is U (inclusive).
+Header parse_inner_header(const clang::ForStmt* f);
 
 // Reports why `loop`, whose header parse_header rejects, is not canonical.
 void report_not_canonical(const clang::ForStmt* loop, Reporter& report);

@@ -65,7 +65,7 @@ class Scanner : public RecursiveASTVisitor<Scanner> {
     return true;
   }
   bool VisitForStmt(ForStmt* f) {
-    Header h = parse_header(f);
+    Header h = parse_inner_header(f);
     if (h.var) out_.inner.emplace_back(f, h);
     return true;
   }

@@ -551,7 +551,7 @@ class CalleeWrites {
 class OutsideCounters : public RecursiveASTVisitor<OutsideCounters> {
  public:
   bool VisitForStmt(ForStmt* f) {
-    if (const Header h = parse_header(f); h.init) vars.insert(h.var);
+    if (const Header h = parse_inner_header(f); h.init) vars.insert(h.var);
     return true;
   }
   std::set<const VarDecl*> vars;
