@@ -75,13 +75,17 @@ void check_same_loops(const std::vector<std::optional<Published>>& published) {
       std::snprintf(hex, sizeof hex, "#%016llx", static_cast<unsigned long long>(id));
       name = hex;
     }
-    const std::string line = "dsm: rank " + std::to_string(rank()) + ": loop " + name + " " + why + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
-    std::exit(1);
+    stop_rank("loop " + name + " " + why);
   }
 }
 
 }  // namespace
+
+void stop_rank(const std::string& why) {
+  const std::string line = "dsm: rank " + std::to_string(rank()) + ": " + why + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::exit(1);
+}
 
 // The runtime keeps only the last barrier's blobs: called after every barrier (the barrier
 // hook) once this rank has run a loop.

@@ -122,6 +122,10 @@ void follow_leader(Site::State& st, Site::State& leader, std::span<const Section
 // The geometry a site decides on: its accesses' and its followers' affine writes.
 Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders);
 
+// Ends this rank (status 1) with `dsm: rank R: why` on standard error: the program ran
+// differently on different ranks (figures.cpp).
+[[noreturn]] void stop_rank(const std::string& why);
+
 // What this rank attaches to the next barrier (measure.cpp).
 // Forgets the figures and reduction part that an earlier barrier carried already.
 void drop_departed(Glue& g);

@@ -66,11 +66,9 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
     std::exit(2);
   }
   if (const Site::State* outer = glue().running) {
-    std::fprintf(stderr,
-                 "dsm: rank %d: loop %s starts inside an iteration of loop %s (from a function it calls): parallel "
-                 "loops cannot be nested, each rank would run only its part of the inner loop; mark only the outer one\n",
-                 rank(), st.name.c_str(), outer->name.c_str());
-    std::exit(1);
+    runtime::stop_rank("loop " + st.name + " starts inside an iteration of loop " + outer->name +
+                       " (from a function it calls): parallel loops cannot be nested, each rank would run only its "
+                       "part of the inner loop; mark only the outer one");
   }
   const int nranks = nprocs(), me = rank();
   st.lb = lb, st.ub = ub, st.step = step;

@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 namespace dsm::lb {
@@ -92,12 +90,6 @@ bool fold(const Reduced& v, const std::vector<std::vector<std::byte>>& parts, st
   }
 }
 
-[[noreturn]] void refuse(const std::string& why) {
-  const std::string line = "dsm: rank " + std::to_string(rank()) + ": " + why + "\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::exit(1);
-}
-
 std::vector<std::byte> part_of(const std::vector<Reduced>& vars, std::optional<long> last) {
   std::vector<std::byte> part(part_head);
   const std::int64_t ran = last ? *last : no_iteration;
@@ -127,7 +119,7 @@ std::vector<std::vector<std::byte>> gather(std::vector<std::byte> mine) {
       continue;
     }
     auto published = decode_figures(blobs[r]);
-    if (!published) refuse("the reduction's part from rank " + std::to_string(r) + " arrived malformed");
+    if (!published) runtime::stop_rank("the reduction's part from rank " + std::to_string(r) + " arrived malformed");
     parts.push_back(std::move(published->reduction));
   }
   return parts;
@@ -148,7 +140,7 @@ Plan Reduction::track(Plan plan) {
 void Reduction::finish() {
   std::vector<std::byte> mine = part_of(vars_, last_);
   if (mine.size() > max_reduction_bytes)
-    refuse("a reduction of " + std::to_string(vars_.size()) + " variables is more than a barrier carries (" +
+    runtime::stop_rank("a reduction of " + std::to_string(vars_.size()) + " variables is more than a barrier carries (" +
            std::to_string(max_reduction_bytes) + " bytes)");
   std::vector<std::vector<std::byte>> parts = gather(mine);
   // Ranks that reduce different variables (in number, type or operator) ran different code.
@@ -157,13 +149,13 @@ void Reduction::finish() {
     for (std::size_t at = part_head; same && at < mine.size(); at += header_size + value_size(std::uint8_t(mine[at])))
       same = parts[r][at] == mine[at] && parts[r][at + 1] == mine[at + 1];
     if (!same)
-      refuse("rank " + std::to_string(r) +
+      runtime::stop_rank("rank " + std::to_string(r) +
              " finished a reduction of other variables at the same barrier: every rank must run the same loops "
              "with the same reduction clauses");
   }
   std::size_t at = part_head;
   for (const Reduced& v : vars_) {
-    if (!fold(v, parts, at + header_size)) refuse("a reduction variable of a type the runtime does not combine");
+    if (!fold(v, parts, at + header_size)) runtime::stop_rank("a reduction variable of a type the runtime does not combine");
     at += header_size + value_size(v.type);
   }
 }

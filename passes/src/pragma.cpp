@@ -77,21 +77,32 @@ size_t policy_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
 // The variables the clauses name so far, each with its clause.
 using Named = std::vector<std::pair<std::string, std::string>>;
 
+// Reads the list `a, b, ...)` whose first name is words[at]: its names, and the index after
+// the ')'; 0 when it is malformed.
+size_t name_list(const std::vector<std::string>& words, size_t at, std::vector<std::string>& names) {
+  for (; at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")"); at += 2) {
+    names.push_back(words[at]);
+    if (words[at + 1] == ")") return at + 2;
+  }
+  return 0;
+}
+
 // Reads private(a, b), firstprivate(a, b) or lastprivate(a, b) at words[k] into `named`
 // (and a lastprivate's variables into m.reductions, with the operator `last`); as
 // policy_clause.
 size_t private_clause(const std::vector<std::string>& words, size_t k, Mark& m, Named& named) {
   const std::string what = words[k];
-  size_t at = k + 1;
-  bool ok = at < words.size() && words[at] == "(";
-  for (++at; ok; at += 2) {
-    ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
-    if (ok) named.emplace_back(words[at], what);
-    if (ok && what == "lastprivate") m.reductions.push_back({"last", words[at]});
-    if (ok && words[at + 1] == ")") return at + 2;
+  std::vector<std::string> names;
+  const size_t next = k + 1 < words.size() && words[k + 1] == "(" ? name_list(words, k + 2, names) : 0;
+  if (!next) {
+    m.problem = "malformed clause '" + clause_text(words, k) + "'; write " + what + "(a, b, ...) with variable names";
+    return 0;
   }
-  m.problem = "malformed clause '" + clause_text(words, k) + "'; write " + what + "(a, b, ...) with variable names";
-  return 0;
+  for (const std::string& n : names) {
+    named.emplace_back(n, what);
+    if (what == "lastprivate") m.reductions.push_back({"last", n});
+  }
+  return next;
 }
 
 // Reads reduction(op: a, b) at words[k] into m.reductions and `named`; as policy_clause.
@@ -99,19 +110,19 @@ size_t reduction_clause(const std::vector<std::string>& words, size_t k, Mark& m
   const auto op = k + 2 < words.size() && words[k + 1] == "("
                       ? std::find_if(reduction_ops.begin(), reduction_ops.end(), [&](const auto& o) { return words[k + 2] == o.first; })
                       : reduction_ops.end();
-  size_t at = k + 3;
-  bool ok = op != reduction_ops.end() && at < words.size() && words[at] == ":";
-  for (++at; ok; at += 2) {
-    ok = at + 1 < words.size() && identifier(words[at]) && (words[at + 1] == "," || words[at + 1] == ")");
-    if (ok) {
-      m.reductions.push_back({op->second, words[at]});
-      named.emplace_back(words[at], "reduction");
-    }
-    if (ok && words[at + 1] == ")") return at + 2;
+  std::vector<std::string> names;
+  const size_t next =
+      op != reduction_ops.end() && k + 3 < words.size() && words[k + 3] == ":" ? name_list(words, k + 4, names) : 0;
+  if (!next) {
+    m.problem = "malformed clause '" + clause_text(words, k) +
+                "'; write reduction(op: a, b, ...) with op one of + - * min max & | ^ && || and variable names";
+    return 0;
   }
-  m.problem = "malformed clause '" + clause_text(words, k) +
-              "'; write reduction(op: a, b, ...) with op one of + - * min max & | ^ && || and variable names";
-  return 0;
+  for (const std::string& n : names) {
+    m.reductions.push_back({op->second, n});
+    named.emplace_back(n, "reduction");
+  }
+  return next;
 }
 
 // Reads schedule(KIND[, chunk]) at words[k] into m.policy; as policy_clause. The chunk is
