@@ -1,10 +1,10 @@
 #include "pass.hpp"
 
 #include "loop.hpp"
+#include "outside_access.hpp"
 #include "pragma.hpp"
 #include "report.hpp"
 #include "rewrite.hpp"
-#include "shared_writes.hpp"
 #include "source.hpp"
 #include "single.hpp"
 #include "traced_params.hpp"
@@ -171,18 +171,20 @@ class Consumer : public ASTConsumer {
     std::vector<const ForStmt*> marked_loops;
     for (const auto& m : marked) marked_loops.push_back(m.second);
     rewrite_singles(ctx, rw, marks_, marked_loops, report);
-    llvm::json::Array outside;
-    for (const OutsideWrite& w : wrap_outside_writes(ctx, rw, marked_loops))
-      outside.push_back(llvm::json::Object{{"line", w.line}, {"array", w.array}});
+    llvm::json::Array outside_writes, outside_reads;
+    for (const OutsideAccess& a : wrap_outside_accesses(ctx, rw, marked_loops))
+      (a.write ? outside_writes : outside_reads).push_back(llvm::json::Object{{"line", a.line}, {"array", a.array}});
     llvm::json::Array diags;
     for (const Diagnostic& d : report.list())
       diags.push_back(llvm::json::Object{{"line", d.line}, {"column", d.column}, {"severity", d.error ? "error" : "warning"}, {"message", d.message}});
     result_.ran = true;
     result_.has_marks = !marks_.empty();
     result_.failed = report.error_count() > 0;
-    const bool wrapped = !outside.empty();
+    const bool wrapped = !outside_writes.empty() || !outside_reads.empty();
     llvm::json::Object top{{"file", basename(file)}, {"loops", std::move(loops)}, {"diagnostics", std::move(diags)}};
-    if (wrapped) top["outside_writes"] = std::move(outside);  // writes wrapped in dsm::lb::written
+    // Accesses wrapped in dsm::lb::written and dsm::lb::read.
+    if (!outside_writes.empty()) top["outside_writes"] = std::move(outside_writes);
+    if (!outside_reads.empty()) top["outside_reads"] = std::move(outside_reads);
     result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(std::move(top))).str() + "\n";
     result_.rewritten = marks_.empty() && !wrapped ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm);
   }

@@ -212,19 +212,26 @@ class Reduction {
 }  // namespace dsm::lb
 
 namespace dsm::detail {
-void note_write(const void* addr, std::size_t bytes);  // in libdsm (runtime.cpp)
+void note_outside_access(const void* addr, std::size_t bytes);  // in libdsm (runtime.cpp)
 }
 
 namespace dsm::lb {
 
-// dsm-pass wraps each write to an sh_ array outside marked loops (code that every rank
-// runs) as written(sh_a[i]) = ...: the element is returned unchanged once the runtime has
-// kept what other ranks must still read there. A rank holding a page across barriers
-// writes it without a fault; without this, a rank fetching the page before its next
-// acquire would see the write (an update run on every rank would be applied twice).
+// dsm-pass wraps each access to an sh_ array outside marked loops (code that every rank
+// runs): written(sh_a[i]) = ... for a write, read(sh_a[i]) for a read. The element is
+// returned unchanged once the runtime has kept what other ranks must still read there. A
+// rank holding a page across barriers writes it without a fault, there or in the loop that
+// follows; without this, a rank fetching the page before its next acquire would see those
+// writes (an update run on every rank applied twice, a pivot read after its loop scaled
+// it).
 template <class T>
 T& written(T& element) {
-  detail::note_write(&element, sizeof element);
+  detail::note_outside_access(&element, sizeof element);
+  return element;
+}
+template <class T>
+const T& read(const T& element) {
+  detail::note_outside_access(&element, sizeof element);
   return element;
 }
 

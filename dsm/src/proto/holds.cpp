@@ -54,7 +54,7 @@ std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
   return same;
 }
 
-void keep_before_write(std::uint32_t first, std::uint32_t last) {
+void keep_before_change(std::uint32_t first, std::uint32_t last) {
   auto& s = state();
   auto& holds = s.holds;
   for (std::uint32_t p = first; p < last; ++p) {

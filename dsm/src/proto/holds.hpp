@@ -30,16 +30,19 @@ void split_held(std::uint32_t first, std::uint32_t last,
 // What opening held pages [first, last) for writing comes to: their holds are renewed.
 void renew_holds(std::uint32_t first, std::uint32_t last);
 
-// Code outside marked loops, which every rank runs, is about to write [first, last). A
-// held page takes such writes without a fault, and a rank that fetches it before its next
-// acquire must not see them (the same update run on every rank would then be applied
-// twice): its bytes are kept first, once per page and interval, and served in its place
-// for the intervals before (image_before).
-void keep_before_write(std::uint32_t first, std::uint32_t last);
+// Code outside marked loops, which every rank runs, reads or is about to write [first,
+// last). A held page takes writes without a fault, in that code or in the loop after it,
+// and a rank that fetches the page before its next acquire must not see them: the same
+// update run on every rank would be applied twice, and a value read before a loop (a
+// pivot) would be read after the holder's loop changed it. Every rank runs the same
+// access, so the holder's own access comes before its writes: the page's bytes are kept
+// then, once per page and interval, and served in its place for the intervals before
+// (image_before).
+void keep_before_change(std::uint32_t first, std::uint32_t last);
 // Keeps `bytes` as `page` was before own interval `idx` wrote it. Under mu.
 void keep_image(std::uint32_t page, std::uint32_t idx, const std::byte* bytes);
 // The bytes of `page` as its own interval `idx` left them, when a later interval wrote it
-// (kept by keep_before_write or keep_image); nullptr when its bytes now are those. Under mu.
+// (kept by keep_before_change or keep_image); nullptr when its bytes now are those. Under mu.
 const std::byte* image_before(std::uint32_t page, std::uint32_t idx);
 // At the interval end that closes own interval `closing` at a barrier: every rank knows
 // the intervals before it, so nobody asks for the bytes kept in them. Under mu.

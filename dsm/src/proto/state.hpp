@@ -193,8 +193,8 @@ struct Holds {
   bool changed = false;              // a hold began, ends or was lost since that walk
   std::uint64_t walk_due = 0;        // barrier epoch of the next walk at the latest
   std::uint64_t closes = 0;          // interval ends so far
-  // The last page keep_before_write looked at, and `closes` then: a write loop outside
-  // marked loops asks for the same page again and again.
+  // The last page keep_before_change looked at, and `closes` then: a loop outside marked
+  // loops asks for the same page again and again.
   std::uint32_t noted_page = ~0u;
   std::uint64_t noted_closes = 0;
 };

@@ -374,10 +374,10 @@ void* alloc_bytes(std::size_t count, std::size_t size) {
   return s.region->app() + std::size_t(first) * page_size;
 }
 
-void note_write(const void* addr, std::size_t bytes) {
+void note_outside_access(const void* addr, std::size_t bytes) {
   if (!g_initialized || state().nprocs == 1) return;
   auto [first, last] = heap_pages_of(addr, bytes);
-  proto::keep_before_write(first, last);
+  proto::keep_before_change(first, last);
 }
 
 void set_barrier_blob(std::vector<std::byte> blob) { state().balancer.my_blob = std::move(blob); }

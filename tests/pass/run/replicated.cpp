@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   const long n = 1024, rows = 64, cols = 512;
   long* sh_a = dsm::alloc<long>(n);
   long* sh_g = dsm::alloc<long>(rows * cols);
+  const long m = 256;
+  long* sh_c = dsm::alloc<long>(m * m);
 
   // A loop fills the array; then every rank doubles its last element, which the last
   // rank's block holds.
@@ -33,11 +35,41 @@ int main(int argc, char** argv) {
     dsm::barrier();
   }
 
+  // Every rank reads a value outside the loops that the next loop overwrites on the rank
+  // holding its page (a factorization's pivot, read before the column is scaled): each
+  // rank must read it as the barrier left it, however early the holder starts the loop.
+#pragma dsm parallel for
+  for (long i = 0; i < m; ++i)
+    for (long j = 0; j < m; ++j) sh_c[i * m + j] = (i * 31 + j * 17) % 1009 + (i == j ? 5000 : 0);
+  dsm::barrier();
+  long pivots = 0;
+  for (long k = 0; k < m; ++k) {
+    const long pivot = sh_c[k * m + k];
+    pivots = (pivots * 31 + pivot) % 1000003;
+#pragma dsm parallel for
+    for (long i = k; i < m; ++i) sh_c[i * m + k] = i == k ? pivot % 4999 + 1 : (sh_c[i * m + k] + pivot) % 1000003;
+    dsm::barrier();
+#pragma dsm parallel for
+    for (long i = k + 1; i < m; ++i)
+      for (long j = k + 1; j <= i; ++j) sh_c[i * m + j] = (sh_c[i * m + j] + sh_c[i * m + k] * sh_c[j * m + k]) % 1000003;
+    dsm::barrier();
+  }
+
   if (dsm::rank() == 0) {
     unsigned long h = 1469598103934665603ul;
     for (long i = 0; i < n; ++i) h = (h ^ static_cast<unsigned long>(sh_a[i])) * 1099511628211ul;
     for (long i = 0; i < rows * cols; ++i) h = (h ^ static_cast<unsigned long>(sh_g[i])) * 1099511628211ul;
+    for (long i = 0; i < m * m; ++i) h = (h ^ static_cast<unsigned long>(sh_c[i])) * 1099511628211ul;
     std::printf("a[n-1] %ld a[n/2] %ld corner %ld checksum %016lx\n", sh_a[n - 1], sh_a[n / 2], sh_g[(rows - 1) * cols], h);
+  }
+  // Rank 0 prints the others' pivots too: each must have read what rank 0 read.
+  long* sh_pivots = dsm::alloc<long>(dsm::nprocs());
+  sh_pivots[dsm::rank()] = pivots;
+  dsm::barrier();
+  if (dsm::rank() == 0) {
+    int differ = 0;
+    for (int r = 0; r < dsm::nprocs(); ++r) differ += sh_pivots[r] != pivots;
+    std::printf("pivots %ld, %d ranks read others\n", pivots, differ);
   }
   dsm::finalize();
 }

@@ -1,4 +1,4 @@
-#include "shared_writes.hpp"
+#include "outside_access.hpp"
 
 #include "source.hpp"
 
@@ -87,47 +87,64 @@ class Finder : public RecursiveASTVisitor<Finder> {
       found(c->getArg(0));
     return true;
   }
+  // A value loaded from an element; a compound assignment's or an increment's own load is
+  // the write's.
+  bool VisitImplicitCastExpr(ImplicitCastExpr* c) {
+    if (c->getCastKind() == CK_LValueToRValue) found(c->getSubExpr(), false);
+    return true;
+  }
 
   struct Hit {
-    const Expr* lvalue;
+    SourceLocation begin, end;  // where the access is spelled in the main file
     const NamedDecl* array;
+    bool write;
   };
   std::vector<Hit> hits;
 
  private:
-  void found(const Expr* lvalue) {
-    const SourceLocation b = lvalue->getBeginLoc(), e = lvalue->getEndLoc();
-    if (b.isMacroID() || e.isMacroID() || !sm_.isWrittenInMainFile(b)) return;
+  void found(const Expr* lvalue, bool write = true) {
+    lvalue = lvalue->IgnoreParens();  // a macro's parentheses around its argument are its own
     // A bit-field has no reference: the object holding it is noted instead.
     while (lvalue->refersToBitField()) {
       const auto* m = dyn_cast<MemberExpr>(lvalue->IgnoreParens());
       if (!m || m->isArrow()) return;
       lvalue = m->getBase();
     }
-    if (const NamedDecl* array = shared_root(lvalue)) hits.push_back({lvalue, array});
+    const NamedDecl* array = shared_root(lvalue);
+    if (!array) return;
+    SourceLocation b = lvalue->getBeginLoc(), e = lvalue->getEndLoc();
+    if (b.isMacroID() || e.isMacroID()) {
+      if (!sm_.isMacroArgExpansion(b) || !sm_.isMacroArgExpansion(e)) return;
+      b = sm_.getSpellingLoc(b);
+      e = sm_.getSpellingLoc(e);
+      if (sm_.getFileID(b) != sm_.getFileID(e) || sm_.isBeforeInTranslationUnit(e, b)) return;
+    }
+    if (!sm_.isWrittenInMainFile(b) || !spelled_.insert(b.getRawEncoding()).second) return;
+    hits.push_back({b, e, array, write});
   }
 
   const SourceManager& sm_;
   std::set<const ForStmt*> marked_;
   std::set<const FunctionDecl*> called_;
+  std::set<unsigned> spelled_;  // a macro that uses its argument twice has it wrapped once
 };
 
 }  // namespace
 
-std::vector<OutsideWrite> wrap_outside_writes(ASTContext& ctx, Rewriter& rw, const std::vector<const ForStmt*>& marked) {
+std::vector<OutsideAccess> wrap_outside_accesses(ASTContext& ctx, Rewriter& rw, const std::vector<const ForStmt*>& marked) {
   Callees callees;
   for (const ForStmt* loop : marked) callees.from(loop->getBody());
   Finder finder(ctx.getSourceManager(), {marked.begin(), marked.end()}, std::move(callees.found));
   finder.TraverseDecl(ctx.getTranslationUnitDecl());
   const SourceManager& sm = ctx.getSourceManager();
   std::sort(finder.hits.begin(), finder.hits.end(), [&](const Finder::Hit& a, const Finder::Hit& b) {
-    return sm.isBeforeInTranslationUnit(a.lvalue->getBeginLoc(), b.lvalue->getBeginLoc());
+    return sm.isBeforeInTranslationUnit(a.begin, b.begin);
   });
-  std::vector<OutsideWrite> out;
+  std::vector<OutsideAccess> out;
   for (const Finder::Hit& h : finder.hits) {
-    rw.InsertTextBefore(h.lvalue->getBeginLoc(), "dsm::lb::written(");
-    rw.InsertTextAfter(Lexer::getLocForEndOfToken(h.lvalue->getEndLoc(), 0, sm, ctx.getLangOpts()), ")");
-    out.push_back({sm.getPresumedLineNumber(h.lvalue->getBeginLoc()), h.array->getNameAsString()});
+    rw.InsertTextBefore(h.begin, h.write ? "dsm::lb::written(" : "dsm::lb::read(");
+    rw.InsertTextAfter(Lexer::getLocForEndOfToken(h.end, 0, sm, ctx.getLangOpts()), ")");
+    out.push_back({sm.getPresumedLineNumber(h.begin), h.array->getNameAsString(), h.write});
   }
   return out;
 }

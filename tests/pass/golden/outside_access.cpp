@@ -1,7 +1,10 @@
-// Writes to sh_ arrays outside marked loops, which every rank runs: each is listed under
-// outside_writes and wrapped in dsm::lb::written. Not wrapped: writes inside the marked loop
-// and in the function it calls, writes to other memory, assignments of the pointer itself,
-// and a write spelled inside a macro's expansion.
+// Accesses to sh_ arrays outside marked loops, which every rank runs: each write is listed
+// under outside_writes and wrapped in dsm::lb::written, each read under outside_reads and
+// wrapped in dsm::lb::read, an access spelled as a macro's argument once where it is
+// spelled. Not wrapped: accesses inside the marked loop and in the function it calls,
+// accesses to other memory, the pointer itself, an unevaluated operand, the load of a
+// compound assignment or an increment (the write's), and an access spelled inside a
+// macro's expansion.
 #include <dsm/dsm.hpp>
 
 struct P {
@@ -17,6 +20,8 @@ void fill(T* sh_t, long n) {
 void add_one(double* sh_q, long i) { sh_q[i] += 1; }
 
 #define ZERO(a, i) a[i] = 0
+#define SQUARE(x) ((x) * (x))
+#define SET(lvalue, v) lvalue = v
 
 int main(int argc, char** argv) {
   dsm::init(argc, argv);
@@ -37,6 +42,9 @@ int main(int argc, char** argv) {
   sh_a[1] = sh_a[2] = 8;
   local[0] = sh_a[0];
   ZERO(sh_a, 3);
+  local[1] = SQUARE(sh_a[4]) + sh_p[2].x + sizeof sh_a[5];
+  SET(sh_m[2][3], sh_m[3][2]);
+  sh_a[6] *= 2;
   fill(sh_a, 10);
 #pragma dsm parallel for
   for (long i = 0; i < 100; ++i) {
