@@ -14,7 +14,7 @@
 need dsmrun
 rounds=${ROUNDS:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die_setup "ROUNDS must be a positive integer"
-kernels=(bicg gemver jacobi_1d 3mm syr2k symm correlation adi deriche cholesky)
+kernels=(bicg gemver jacobi_1d 3mm syr2k symm correlation adi deriche cholesky gramschmidt ludcmp trisolv)
 targets=()
 for k in "${kernels[@]}"; do targets+=("pb_${k}_large_plain" "pb_${k}_large_omp" "pb_${k}_large_pass"); done
 cmake --build "$build" --target "${targets[@]}" >/dev/null || die "cannot build the LARGE kernels in $build"
