@@ -93,6 +93,17 @@ class Finder : public RecursiveASTVisitor<Finder> {
     if (c->getCastKind() == CK_LValueToRValue) found(c->getSubExpr(), false);
     return true;
   }
+  // An element passed by const reference is read by the callee (std::max(sh_a[i], x), a
+  // copy constructor), out of sight.
+  bool VisitCallExpr(CallExpr* c) {
+    if (const FunctionDecl* f = c->getDirectCallee(); f && !isa<CXXOperatorCallExpr>(c))
+      const_reference_args(f, c->getArgs(), c->getNumArgs());
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr* c) {
+    const_reference_args(c->getConstructor(), c->getArgs(), c->getNumArgs());
+    return true;
+  }
 
   struct Hit {
     SourceLocation begin, end;  // where the access is spelled in the main file
@@ -121,6 +132,13 @@ class Finder : public RecursiveASTVisitor<Finder> {
     }
     if (!sm_.isWrittenInMainFile(b) || !spelled_.insert(b.getRawEncoding()).second) return;
     hits.push_back({b, e, array, write});
+  }
+
+  void const_reference_args(const FunctionDecl* f, const Expr* const* args, unsigned count) {
+    for (unsigned k = 0; k < count && k < f->getNumParams(); ++k) {
+      const QualType t = f->getParamDecl(k)->getType();
+      if (t->isLValueReferenceType() && t->getPointeeType().isConstQualified()) found(args[k], false);
+    }
   }
 
   const SourceManager& sm_;

@@ -1,11 +1,13 @@
 // Accesses to sh_ arrays outside marked loops, which every rank runs: each write is listed
-// under outside_writes and wrapped in dsm::lb::written, each read under outside_reads and
-// wrapped in dsm::lb::read, an access spelled as a macro's argument once where it is
-// spelled. Not wrapped: accesses inside the marked loop and in the function it calls,
+// under outside_writes and wrapped in dsm::lb::written, each read (a load, or an element
+// passed by const reference) under outside_reads and wrapped in dsm::lb::read, an access
+// spelled as a macro's argument once where it is spelled. Not wrapped: accesses inside the marked loop and in the function it calls,
 // accesses to other memory, the pointer itself, an unevaluated operand, the load of a
 // compound assignment or an increment (the write's), and an access spelled inside a
 // macro's expansion.
 #include <dsm/dsm.hpp>
+
+#include <algorithm>
 
 struct P {
   double x;
@@ -45,6 +47,9 @@ int main(int argc, char** argv) {
   local[1] = SQUARE(sh_a[4]) + sh_p[2].x + sizeof sh_a[5];
   SET(sh_m[2][3], sh_m[3][2]);
   sh_a[6] *= 2;
+  local[2] = std::max(sh_a[7], local[0]);
+  P copy = sh_p[4];
+  local[3] = copy.x;
   fill(sh_a, 10);
 #pragma dsm parallel for
   for (long i = 0; i < 100; ++i) {
