@@ -306,14 +306,16 @@ Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<do
 }
 
 
-// Equal blocks whose cuts move, within a quarter of a block, to where the fewest written
-// pages are shared (the nearest such place): what locality knows before any measurement.
-Assignment page_aligned_blocks(const Geometry& g, long n, int nranks) {
+// Cuts that move, within a quarter of an equal block, to where the fewest written pages
+// are shared (the nearest such place): what locality knows of `targets` (cuts at shares of
+// the work) before any measurement of the pages.
+Assignment page_aligned_blocks(const Geometry& g, const std::vector<long>& targets, long n) {
+  const int nranks = static_cast<int>(targets.size()) - 1;
   const long reach = n / (4L * nranks);
   std::vector<long> cuts(static_cast<std::size_t>(nranks) + 1, n);
   cuts[0] = 0;
   for (int j = 1; j < nranks; ++j) {
-    const long b = n * j / nranks;
+    const long b = targets[static_cast<std::size_t>(j)];
     long best = b;
     for (long d = 1; d <= reach && g.shared_at(best, n) > 0; ++d)
       for (long k : {b - d, b + d})
@@ -323,9 +325,21 @@ Assignment page_aligned_blocks(const Geometry& g, long n, int nranks) {
   return contiguous(cuts);
 }
 
+// Blocks of [0, n): at shares `power` of it once the ranks are measured (nullptr: equal),
+// page-aligned under locality.
+Assignment blocks(const SiteModel& m, long n, int nranks, const std::vector<double>* power, const Geometry& g) {
+  const bool aligned = m.opt.policy == Policy::locality && g.known();
+  if ((!power && !aligned) || n <= 0) return equal_blocks(n, nranks);
+  std::vector<long> cuts(static_cast<std::size_t>(nranks) + 1, n);
+  if (power) cuts = balanced_cuts(uniform_profile(n), *power, n);
+  else
+    for (int j = 0; j < nranks; ++j) cuts[static_cast<std::size_t>(j)] = n * j / nranks;
+  return aligned ? page_aligned_blocks(g, cuts, n) : contiguous(cuts);
+}
+
 void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.n = n;
-  m.assign = m.opt.policy == Policy::locality && g.known() ? page_aligned_blocks(g, n, nranks) : equal_blocks(n, nranks);
+  m.assign = blocks(m, n, nranks, nullptr, g);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
   m.span_cpu.assign(nranks, {});
@@ -595,8 +609,21 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes) {
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
                                  const Geometry& g, double page_seconds) {
   ++m.executions;
-  if (n != m.n || static_cast<int>(m.assign.size()) != nranks) {
-    start(m, n, nranks, g);  // new bounds: earlier figures describe another loop
+  if (m.n < 0 || static_cast<int>(m.assign.size()) != nranks) {
+    start(m, n, nranks, g);
+    reset_window(m);
+    return m.assign;
+  }
+  if (n != m.n) {
+    // New bounds, as every step of a factorization gives (i from k + 1): the figures still
+    // describe the spans that ran, and what the ranks' speeds say carries over, measured in
+    // iterations of the same loop body. New blocks at the ranks' powers once the warm-up has
+    // measured them, equal ones before (or always, under static).
+    if (figures) observe(m, *figures);
+    const bool measured = m.opt.policy != Policy::static_blocks && m.observed >= m.opt.warmup;
+    const std::vector<double> power = normalized(usable_speeds(m));
+    m.n = n;
+    m.assign = blocks(m, n, nranks, measured ? &power : nullptr, g);
     reset_window(m);
     return m.assign;
   }

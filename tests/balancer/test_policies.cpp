@@ -179,6 +179,24 @@ TEST_CASE("the static policy never moves anything") {
   CHECK(run.m.assign == equal_blocks(1000, 2));
 }
 
+TEST_CASE("a loop whose bounds change every execution keeps the ranks' powers") {
+  // A factorization's update: step k runs rows [k + 1, n), one execution per step.
+  const long n = 3000;
+  const std::vector<double> speed{1.0, 0.5};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    for (long k = 0; k < 8; ++k) execute(run, n - k, speed, uniform, page_per_iteration());
+    CHECK(imbalance(run, speed, uniform) > 1.9);  // the warm-up: equal blocks
+    for (long k = 8; k < 40; ++k) execute(run, n - k, speed, uniform, page_per_iteration());
+    CHECK(run.m.n == n - 39);
+    CHECK(imbalance(run, speed, uniform) < 1.05);
+  }
+  Run fixed = make_run(Policy::static_blocks);
+  for (long k = 0; k < 40; ++k) execute(fixed, n - k, speed, uniform);
+  CHECK(fixed.m.assign == equal_blocks(n - 39, 2));
+}
+
 TEST_CASE("fgdls balances a triangular loop, and its speed normalization") {
   const long n = 2000;
   const Cost triangle = [n](long k) { return 2e-5 * static_cast<double>(k) / n; };
