@@ -7,6 +7,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace dsmpass {
@@ -130,8 +131,12 @@ class Finder : public RecursiveASTVisitor<Finder> {
       e = sm_.getSpellingLoc(e);
       if (sm_.getFileID(b) != sm_.getFileID(e) || sm_.isBeforeInTranslationUnit(e, b)) return;
     }
-    if (!sm_.isWrittenInMainFile(b) || !spelled_.insert(b.getRawEncoding()).second) return;
-    hits.push_back({b, e, array, write});
+    if (!sm_.isWrittenInMainFile(b)) return;
+    // A macro that uses its argument twice has it wrapped once, as a write if either use
+    // writes (written() serves a read too).
+    const auto [at, fresh] = spelled_.try_emplace(b.getRawEncoding(), hits.size());
+    if (fresh) hits.push_back({b, e, array, write});
+    else hits[at->second].write |= write;
   }
 
   void const_reference_args(const FunctionDecl* f, const Expr* const* args, unsigned count) {
@@ -144,7 +149,7 @@ class Finder : public RecursiveASTVisitor<Finder> {
   const SourceManager& sm_;
   std::set<const ForStmt*> marked_;
   std::set<const FunctionDecl*> called_;
-  std::set<unsigned> spelled_;  // a macro that uses its argument twice has it wrapped once
+  std::map<unsigned, std::size_t> spelled_;  // an access's spelling -> its hit
 };
 
 }  // namespace

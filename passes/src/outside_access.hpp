@@ -27,8 +27,9 @@ struct OutsideAccess {
 
 // Wraps the accesses of the main file outside the `marked` loops and the functions they call
 // (where the file has their bodies); returns them in source order. An access written as a
-// macro's argument is wrapped where it is spelled, once however often the macro uses it;
-// one spelled in a macro's body is left alone: its text is the macro's.
+// macro's argument is wrapped where it is spelled, once however often the macro uses it (as
+// a write if one use writes); one spelled in a macro's body is left alone: its text is the
+// macro's.
 std::vector<OutsideAccess> wrap_outside_accesses(clang::ASTContext& ctx, clang::Rewriter& rw,
                                                  const std::vector<const clang::ForStmt*>& marked);
 

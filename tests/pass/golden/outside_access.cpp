@@ -1,7 +1,8 @@
 // Accesses to sh_ arrays outside marked loops, which every rank runs: each write is listed
 // under outside_writes and wrapped in dsm::lb::written, each read (a load, or an element
 // passed by const reference) under outside_reads and wrapped in dsm::lb::read, an access
-// spelled as a macro's argument once where it is spelled. Not wrapped: accesses inside the marked loop and in the function it calls,
+// spelled as a macro's argument once where it is spelled (as a write when one of its uses
+// writes). Not wrapped: accesses inside the marked loop and in the function it calls,
 // accesses to other memory, the pointer itself, an unevaluated operand, the load of a
 // compound assignment or an increment (the write's), and an access spelled inside a
 // macro's expansion.
@@ -24,6 +25,7 @@ void add_one(double* sh_q, long i) { sh_q[i] += 1; }
 #define ZERO(a, i) a[i] = 0
 #define SQUARE(x) ((x) * (x))
 #define SET(lvalue, v) lvalue = v
+#define READ_THEN_CLEAR(to, x) to = x, x = 0
 
 int main(int argc, char** argv) {
   dsm::init(argc, argv);
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   sh_a[6] *= 2;
   local[2] = std::max(sh_a[7], local[0]);
   P copy = sh_p[4];
+  READ_THEN_CLEAR(local[1], sh_a[8]);
   local[3] = copy.x;
   fill(sh_a, 10);
 #pragma dsm parallel for
