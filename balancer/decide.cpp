@@ -614,12 +614,13 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     reset_window(m);
     return m.assign;
   }
+  // The figures describe the spans that ran, whatever the bounds are now.
+  if (figures) observe(m, *figures);
   if (n != m.n) {
-    // New bounds, as every step of a factorization gives (i from k + 1): the figures still
-    // describe the spans that ran, and what the ranks' speeds say carries over, measured in
-    // iterations of the same loop body. New blocks at the ranks' powers once the warm-up has
-    // measured them, equal ones before (or always, under static).
-    if (figures) observe(m, *figures);
+    // New bounds, as every step of a factorization gives (i from k + 1): what the ranks'
+    // speeds say carries over, measured in iterations of the same loop body. New blocks at
+    // the ranks' powers once the warm-up has measured them, equal ones before (or always,
+    // under static).
     const bool measured = m.opt.policy != Policy::static_blocks && m.observed >= m.opt.warmup;
     const std::vector<double> power = normalized(usable_speeds(m));
     m.n = n;
@@ -628,7 +629,6 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     return m.assign;
   }
   if (!figures) return m.assign;
-  observe(m, *figures);
   consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
   return m.assign;
 }

@@ -141,7 +141,7 @@ void Reduction::finish() {
   std::vector<std::byte> mine = part_of(vars_, last_);
   if (mine.size() > max_reduction_bytes)
     runtime::stop_rank("a reduction of " + std::to_string(vars_.size()) + " variables is more than a barrier carries (" +
-           std::to_string(max_reduction_bytes) + " bytes)");
+                       std::to_string(max_reduction_bytes) + " bytes)");
   std::vector<std::vector<std::byte>> parts = gather(mine);
   // Ranks that reduce different variables (in number, type or operator) ran different code.
   for (std::size_t r = 0; r < parts.size(); ++r) {
@@ -150,8 +150,8 @@ void Reduction::finish() {
       same = parts[r][at] == mine[at] && parts[r][at + 1] == mine[at + 1];
     if (!same)
       runtime::stop_rank("rank " + std::to_string(r) +
-             " finished a reduction of other variables at the same barrier: every rank must run the same loops "
-             "with the same reduction clauses");
+                         " finished a reduction of other variables at the same barrier: every rank must run the same loops "
+                         "with the same reduction clauses");
   }
   std::size_t at = part_head;
   for (const Reduced& v : vars_) {

@@ -41,9 +41,6 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
       } else if (pg.twin) {
         encode_twin(page);  // the twin of a closed interval becomes its diff
       }
-      // Until every rank knows this interval, the whole page of the last one is the page as
-      // it is now, before this interval's first write: a twin or, written whole, a copy.
-      if (pg.shown_whole && !was_zero) keep_image(page, open_idx, alias_page(page));
       pg.dirty_whole = whole || claimed;
       if (claimed && s.holds.claims.holder(page) == s.me) {
         pg.held = true;
@@ -52,6 +49,9 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
         s.holds.changed = true;
       }
       if (kept_to_whole) continue;  // writable and listed as dirty already
+      // Until every rank knows this interval, the whole page of the last one is the page as
+      // it is now, before this interval's first write (twinned or written whole alike).
+      if (pg.shown_whole && !was_zero) keep_image(page, open_idx, alias_page(page));
       if (!pg.dirty_whole) {
         if (was_zero) pg.twin.set_zero();
         else pg.twin.copy_of(alias_page(page));
