@@ -26,6 +26,7 @@ void turns(long rounds);
 void producer_consumer();
 void stencil();
 void sync_for(double seconds);
+void barrier_notices(int rounds);
 
 // The randomized model test (dsm_check_model.cpp).
 void randomized(unsigned seed, int phases, bool flap = false);

@@ -62,6 +62,7 @@ constexpr Mode modes[] = {
      }},
     // One seed and phase count, for debugging.
     {"seed", 2, [](char** a) { randomized(unsigned(std::stoul(a[0])), std::stoi(a[1])); }},
+    {"barrier_notices", 1, [](char** a) { barrier_notices(std::stoi(a[0])); }},
     {"sync_for", 1, [](char** a) { sync_for(std::stod(a[0])); }},
     // Many phases: with a small DSM_GC_BOUND, collections happen.
     {"long", 0, [](char**) { randomized(42, 400); }},

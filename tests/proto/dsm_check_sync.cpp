@@ -144,4 +144,20 @@ void sync_for(double seconds) {
   expect(sh[0] == rounds * dsm::nprocs(), "counter", 0, sh[0], rounds * dsm::nprocs());
 }
 
+// Barriers whose only traffic is write notices: every rank writes one word of its own page
+// between barriers, and reads the others' words after the last. What a barrier costs as the
+// job grows (--stats) comes from this pattern.
+void barrier_notices(int rounds) {
+  const long words_per_page = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(words_per_page * P);
+  for (int round = 1; round <= rounds; ++round) {
+    sh[me * words_per_page] = stamped(round, me);
+    dsm::barrier();
+  }
+  for (int r = 0; r < P; ++r)
+    expect(sh[r * words_per_page] == stamped(rounds, r), "barrier notices", r, long(sh[r * words_per_page]),
+           long(stamped(rounds, r)));
+}
+
 }  // namespace dsm_check

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <random>
 #include <tuple>
@@ -416,29 +417,31 @@ TEST_CASE("claims follow a page-by-page model under random operations") {
 TEST_CASE("interval decoding rejects malformed input") {
   Interval in = make(1, 4, {2, 5}, {{10, 3, 1}});
   dsm::proto::codec::Writer w;
-  encode(w, in);
+  const Interval* one[] = {&in};
+  encode_list(w, one);
   auto good = w.take();
   {
     dsm::proto::codec::Reader r(good);
-    auto back = decode_interval(r, 2, 100);
-    CHECK(back.proc == 1);
-    CHECK(back.idx == 4);
-    CHECK(back.runs.size() == 1);
+    auto back = decode_list(r, 2, 100);
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].proc == 1);
+    CHECK(back[0].idx == 4);
+    CHECK(back[0].runs.size() == 1);
     r.expect_end();
   }
   SECTION("truncated") {
     for (std::size_t cut = 0; cut < good.size(); ++cut) {
       dsm::proto::codec::Reader r(std::span<const std::byte>(good).first(cut));
-      CHECK_THROWS_AS(decode_interval(r, 2, 100), dsm::proto::codec::DecodeError);
+      CHECK_THROWS_AS(decode_list(r, 2, 100), dsm::proto::codec::DecodeError);
     }
   }
   SECTION("a page outside the heap") {
     dsm::proto::codec::Reader r(good);
-    CHECK_THROWS_AS(decode_interval(r, 2, 12), dsm::proto::codec::DecodeError);
+    CHECK_THROWS_AS(decode_list(r, 2, 12), dsm::proto::codec::DecodeError);
   }
   SECTION("an unknown rank") {
     dsm::proto::codec::Reader r(good);
-    CHECK_THROWS_AS(decode_interval(r, 1, 100), dsm::proto::codec::DecodeError);
+    CHECK_THROWS_AS(decode_list(r, 1, 100), dsm::proto::codec::DecodeError);
   }
   SECTION("a forged count cannot allocate") {
     dsm::proto::codec::Writer f;
@@ -447,4 +450,77 @@ TEST_CASE("interval decoding rejects malformed input") {
     dsm::proto::codec::Reader r(bad);
     CHECK_THROWS_AS(decode_list(r, 2, 100), dsm::proto::codec::DecodeError);
   }
+}
+
+TEST_CASE("a barrier's intervals travel with their stamps' changes, in bytes linear in the ranks") {
+  // What a departure of a barrier at P ranks lists: one interval of each rank, each stamped
+  // with what everyone knew at the barrier before, plus itself.
+  for (std::uint32_t P : {2u, 8u, 64u}) {
+    std::vector<Interval> list;
+    for (std::uint32_t p = 0; p < P; ++p) {
+      VectorTime vt(P, 7);
+      vt[p] = 8;
+      list.push_back(make(p, 7, vt, {{p, 1, 0}}));
+    }
+    std::vector<const Interval*> ptrs;
+    for (const auto& in : list) ptrs.push_back(&in);
+    dsm::proto::codec::Writer w;
+    encode_list(w, ptrs);
+    auto bytes = w.take();
+    CHECK(bytes.size() <= 48 * P + 4 * P);
+    dsm::proto::codec::Reader r(bytes);
+    auto back = decode_list(r, P, 100);
+    r.expect_end();
+    REQUIRE(back.size() == P);
+    for (std::uint32_t p = 0; p < P; ++p) {
+      CHECK(back[p].vt == list[p].vt);
+      CHECK(back[p].proc == p);
+    }
+  }
+}
+
+// A list of one interval (rank 0's first, no runs) whose stamp takes `form`: the whole
+// vector holding `changes` (0) or the changes themselves (1).
+std::vector<std::byte> one_stamp(std::uint32_t P, std::uint8_t form,
+                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& changes) {
+  std::vector<std::uint32_t> words{1, 0, 0};  // one interval: proc, idx
+  std::vector<std::uint32_t> after;
+  if (form == 0) {
+    VectorTime vt(P, 0);
+    for (auto [q, v] : changes) vt[q] = v;
+    after.push_back(P);
+    after.insert(after.end(), vt.begin(), vt.end());
+  } else {
+    after.push_back(std::uint32_t(changes.size()));
+    for (auto [q, v] : changes) after.insert(after.end(), {q, v});
+  }
+  after.push_back(0);  // no runs
+  std::vector<std::byte> out(words.size() * 4 + 1 + after.size() * 4);
+  std::memcpy(out.data(), words.data(), words.size() * 4);
+  out[words.size() * 4] = std::byte{form};
+  std::memcpy(out.data() + words.size() * 4 + 1, after.data(), after.size() * 4);
+  return out;
+}
+
+TEST_CASE("a stamp decodes from one form only") {
+  const std::uint32_t P = 16;
+  auto encoded = [&](std::uint8_t form, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& changes) {
+    return one_stamp(P, form, changes);
+  };
+  auto decodes = [&](const std::vector<std::byte>& b) {
+    dsm::proto::codec::Reader r(b);
+    decode_list(r, P, 100);
+    r.expect_end();
+  };
+  CHECK_NOTHROW(decodes(encoded(1, {{0, 1}, {5, 3}})));
+  CHECK_THROWS_AS(decodes(encoded(0, {{0, 1}, {5, 3}})), dsm::proto::codec::DecodeError);  // changes are shorter
+  CHECK_THROWS_AS(decodes(encoded(1, {{5, 3}, {0, 1}})), dsm::proto::codec::DecodeError);  // out of order
+  CHECK_THROWS_AS(decodes(encoded(1, {{0, 1}, {0, 1}})), dsm::proto::codec::DecodeError);  // twice
+  CHECK_THROWS_AS(decodes(encoded(1, {{0, 1}, {16, 3}})), dsm::proto::codec::DecodeError);  // no such rank
+  CHECK_THROWS_AS(decodes(encoded(1, {{0, 1}, {4, 0}})), dsm::proto::codec::DecodeError);  // changes nothing
+  CHECK_THROWS_AS(decodes(encoded(2, {{0, 1}})), dsm::proto::codec::DecodeError);          // unknown form
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> many;
+  for (std::uint32_t q = 0; q < 8; ++q) many.push_back({q, 1});
+  CHECK_NOTHROW(decodes(encoded(0, many)));
+  CHECK_THROWS_AS(decodes(encoded(1, many)), dsm::proto::codec::DecodeError);  // the whole is shorter
 }

@@ -48,10 +48,9 @@ std::vector<PageRun> remove_pages(std::span<const PageRun> runs, std::span<const
   return out;
 }
 
-void encode(codec::Writer& w, const Interval& in) {
-  w.put(in.proc);
-  w.put(in.idx);
-  w.array<std::uint32_t>(in.vt);
+namespace {
+
+void encode_runs(codec::Writer& w, const Interval& in) {
   w.put<std::uint32_t>(std::uint32_t(in.runs.size()));
   for (const auto& r : in.runs) {
     w.put(r.first);
@@ -60,11 +59,8 @@ void encode(codec::Writer& w, const Interval& in) {
   }
 }
 
-Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages) {
-  Interval in;
-  in.proc = r.get<std::uint32_t>();
-  in.idx = r.get<std::uint32_t>();
-  in.vt = r.array<std::uint32_t>(nprocs);
+// Runs of `in`, whose proc and stamp are read and checked.
+void decode_runs(codec::Reader& r, Interval& in, std::uint32_t nprocs, std::uint32_t npages) {
   if (in.proc >= nprocs || in.vt.size() != nprocs) throw codec::DecodeError("interval of an unknown rank");
   if (in.vt[in.proc] != in.idx + 1) throw codec::DecodeError("interval stamp does not count itself");
   auto n = r.count(9);
@@ -77,19 +73,92 @@ Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t n
       throw codec::DecodeError("write notices out of page order");
     in.runs.push_back(run);
   }
-  return in;
 }
+
+// In a list, a stamp travels as the entries where it differs from the stamp before it (the
+// first from zeros) when that is shorter than the whole vector: the intervals one barrier
+// or grant brings differ from each other in a few entries, so a list of P intervals costs
+// O(P) bytes instead of P^2. Exactly one form is valid for each pair of stamps, so that a
+// list decodes to one encoding.
+constexpr std::uint8_t stamp_whole = 0, stamp_changes = 1;
+
+std::size_t changed_entries(const VectorTime& before, const VectorTime& vt) {
+  std::size_t k = 0;
+  for (std::size_t q = 0; q < vt.size(); ++q) k += vt[q] != before[q];
+  return k;
+}
+
+bool as_changes(std::size_t changed, std::size_t nprocs) { return 8 * changed < 4 * nprocs; }
+
+void encode_stamp(codec::Writer& w, const VectorTime& before, const VectorTime& vt) {
+  const std::size_t k = changed_entries(before, vt);
+  if (!as_changes(k, vt.size())) {
+    w.put(stamp_whole);
+    w.array<std::uint32_t>(vt);
+    return;
+  }
+  w.put(stamp_changes);
+  w.put<std::uint32_t>(std::uint32_t(k));
+  for (std::uint32_t q = 0; q < vt.size(); ++q)
+    if (vt[q] != before[q]) {
+      w.put(q);
+      w.put(vt[q]);
+    }
+}
+
+VectorTime decode_stamp(codec::Reader& r, const VectorTime& before) {
+  const std::uint32_t nprocs = std::uint32_t(before.size());
+  const auto form = r.get<std::uint8_t>();
+  if (form == stamp_whole) {
+    auto vt = r.array<std::uint32_t>(nprocs);
+    if (vt.size() != nprocs) throw codec::DecodeError("interval of an unknown rank");
+    if (as_changes(changed_entries(before, vt), nprocs)) throw codec::DecodeError("stamp sent whole where its changes are shorter");
+    return vt;
+  }
+  if (form != stamp_changes) throw codec::DecodeError("unknown stamp form");
+  const auto k = r.count(8);
+  if (!as_changes(k, nprocs)) throw codec::DecodeError("stamp sent as changes where the whole is shorter");
+  VectorTime vt = before;
+  std::uint32_t next = 0;
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const auto q = r.get<std::uint32_t>();
+    const auto value = r.get<std::uint32_t>();
+    if (q < next || q >= nprocs) throw codec::DecodeError("stamp changes out of order");
+    if (value == before[q]) throw codec::DecodeError("stamp change that changes nothing");
+    vt[q] = value;
+    next = q + 1;
+  }
+  return vt;
+}
+
+}  // namespace
 
 void encode_list(codec::Writer& w, std::span<const Interval* const> list) {
   w.put<std::uint32_t>(std::uint32_t(list.size()));
-  for (const Interval* in : list) encode(w, *in);
+  const VectorTime zeros(list.empty() ? 0 : list.front()->vt.size(), 0);
+  const VectorTime* before = &zeros;
+  for (const Interval* in : list) {
+    w.put(in->proc);
+    w.put(in->idx);
+    encode_stamp(w, *before, in->vt);
+    encode_runs(w, *in);
+    before = &in->vt;
+  }
 }
 
 std::vector<Interval> decode_list(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages) {
-  auto n = r.count(16);
+  auto n = r.count(17);
   std::vector<Interval> out;
   out.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) out.push_back(decode_interval(r, nprocs, npages));
+  const VectorTime zeros(nprocs, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Interval in;
+    in.proc = r.get<std::uint32_t>();
+    in.idx = r.get<std::uint32_t>();
+    in.vt = decode_stamp(r, out.empty() ? zeros : out.back().vt);
+    decode_runs(r, in, nprocs, npages);
+    out.push_back(std::move(in));
+  }
   return out;
 }
 

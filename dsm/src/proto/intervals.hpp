@@ -60,10 +60,9 @@ std::vector<PageRun> merge_runs(std::span<const PageRun> a, std::span<const Page
 // `runs` without `pages` (sorted, distinct; pages no run holds are ignored).
 std::vector<PageRun> remove_pages(std::span<const PageRun> runs, std::span<const std::uint32_t> pages);
 
-void encode(codec::Writer& w, const Interval& in);
-// Validates against the job size and the number of allocated pages (DecodeError).
-Interval decode_interval(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages);
-
+// A list of intervals on the wire, each stamp as its changes from the one before where that
+// is shorter. Decoding validates against the job size and the number of allocated pages
+// (DecodeError).
 void encode_list(codec::Writer& w, std::span<const Interval* const> list);
 std::vector<Interval> decode_list(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages);
 
