@@ -8,6 +8,7 @@
 #include <random>
 #include <tuple>
 
+#include "proto/barrier.hpp"
 #include "proto/claims.hpp"
 #include "proto/intervals.hpp"
 #include "proto/whole_runs.hpp"
@@ -523,4 +524,30 @@ TEST_CASE("a stamp decodes from one form only") {
   for (std::uint32_t q = 0; q < 8; ++q) many.push_back({q, 1});
   CHECK_NOTHROW(decodes(encoded(0, many)));
   CHECK_THROWS_AS(decodes(encoded(1, many)), dsm::proto::codec::DecodeError);  // the whole is shorter
+}
+
+TEST_CASE("the barrier tree: every rank but 0 is the child of its parent, and subtrees follow the parents") {
+  using namespace dsm::proto;
+  for (int fanout : {1, 2, 3, 4}) {
+    for (int P = 1; P <= 40; ++P) {
+      std::vector<int> parent_of(P, -2);
+      for (int r = 0; r < P; ++r)
+        for (int c : barrier_children(r, P, fanout)) {
+          REQUIRE(c < P);
+          CHECK(parent_of[c] == -2);  // one parent each
+          parent_of[c] = r;
+        }
+      CHECK(barrier_parent(0, fanout) == -1);
+      for (int r = 1; r < P; ++r) {
+        CHECK(parent_of[r] == barrier_parent(r, fanout));
+        CHECK(barrier_children(r, P, fanout).size() <= std::size_t(fanout));
+      }
+      for (int r = 0; r < P; ++r)
+        for (int root = 0; root < P; ++root) {
+          bool on_path = false;
+          for (int a = r; a >= 0; a = barrier_parent(a, fanout)) on_path |= a == root;
+          CHECK(in_subtree(r, root, fanout) == on_path);
+        }
+    }
+  }
 }

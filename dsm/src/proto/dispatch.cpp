@@ -1,5 +1,6 @@
 #include "proto/dispatch.hpp"
 
+#include "proto/barrier.hpp"
 #include "proto/codec.hpp"
 #include "proto/inbox.hpp"
 #include "proto/serve.hpp"
@@ -17,9 +18,9 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
       case lock_request: on_lock_request(src, r); return;
       case lock_forward: on_lock_forward(src, r); return;
       case barrier_arrive: on_barrier_arrive(src, payload); return;
+      case barrier_depart: on_barrier_depart(src, payload); return;
       case diff_reply:
       case lock_grant:
-      case barrier_depart:
       case echo_reply: post_inbox(src, Msg(type), payload); return;
       case echo_request: s.net->send(src, echo_reply, payload); return;
       default: throw codec::DecodeError("unknown message type");

@@ -17,10 +17,12 @@ enum Msg : std::uint16_t {
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
-  barrier_arrive = 6, // u64 epoch, vt, intervals, blob, u64 alloc, u64 protocol bytes,
-                      // u32 n, n x (u32 reader, u32 page, u8 whole, bytes)  (pushes, Page::readers)
-  barrier_depart = 7, // u64 epoch, intervals, blobs, u8 gc, u8 alloc mismatch,
-                      // u32 n, n x (u32 writer, u32 idx, u32 page, u8 whole, bytes)
+  barrier_arrive = 6, // u64 epoch, vt (the subtree's oldest), intervals, u32 n, n x (u32 rank,
+                      // u64 call, bytes blob), u64 protocol bytes, pushes  (to the parent: barrier.hpp)
+  barrier_depart = 7, // u64 epoch, intervals, u32 n, n x bytes blob (by rank), u8 gc,
+                      // u8 call mismatch, pushes  (to a child, or to itself)
+                      // pushes: u32 n, n x (u32 reader, u32 writer, u32 idx, u32 page, u8 whole,
+                      // bytes)  (Page::readers)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
 };

@@ -43,10 +43,10 @@ struct Notice {
   bool whole;
 };
 
-// A page's change in interval `idx` of rank `proc`, pushed with a barrier: the whole page
-// at that interval's end, or that interval's diff of it.
+// A page's change in interval `idx` of rank `proc`, pushed with a barrier to `reader`: the
+// whole page at that interval's end, or that interval's diff of it.
 struct Push {
-  std::uint32_t proc, idx, page;
+  std::uint32_t reader, proc, idx, page;
   bool whole;
   std::span<const std::byte> data;
 };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mem/heap.hpp"
+#include "proto/barrier.hpp"
 #include "proto/diffs.hpp"
 #include "proto/dispatch.hpp"
 #include "proto/holds.hpp"
@@ -158,9 +159,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
   std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
   w.put<std::uint32_t>(std::uint32_t(out.size()));
   for (const Out& o : out) {
-    w.put(o.reader);
-    w.put(o.page);
-    w.put<std::uint8_t>(o.whole);
+    put_push_head(w, Push{o.reader, std::uint32_t(s.me), newest->idx, o.page, o.whole, {}});
     if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
     else put_change(w, own_change(o.page, newest->idx));
   }

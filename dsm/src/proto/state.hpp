@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -104,16 +105,29 @@ struct LockToken {
   std::optional<LockRequest> next;  // who asked after us
 };
 
-struct BarrierManager {  // on rank 0, driven by the service thread
+// What one member of a barrier's gathering brought (barrier.hpp): this rank's own arrival,
+// or a child's, which stands for the child's whole subtree.
+struct Arrival {
+  VectorTime vt;                    // entry-wise oldest of the subtree's vector times
+  std::vector<Interval> intervals;  // the subtree's intervals since the last barrier
+  struct Rank {
+    std::uint32_t rank;
+    std::uint64_t call;  // the collective call it reached (barrier_with)
+    std::span<const std::byte> blob;  // its balancer figures
+  };
+  std::vector<Rank> ranks;  // every rank of the subtree
+  std::uint64_t protocol_bytes = 0;  // the subtree's largest
+  std::vector<Push> pushes;
+  std::vector<std::byte> message;  // what blobs and pushes point into, where kept
+  bool in = false;
+};
+
+struct BarrierNode {  // gathering on rank 0 and every rank with children; handlers only
   std::uint64_t epoch = 0;
+  int fanout = 3;
+  std::vector<int> members;        // this rank, then its children
+  std::vector<Arrival> arrivals;   // by member
   int arrived = 0;
-  std::vector<VectorTime> vts;
-  std::vector<std::vector<Interval>> intervals;
-  std::vector<std::vector<std::byte>> blobs;
-  std::vector<std::uint64_t> allocs;
-  std::vector<std::vector<std::pair<std::uint32_t, Push>>> pushes;  // per sender: (reader, push)
-  std::vector<std::vector<std::byte>> arrivals;  // the messages the pushes point into
-  std::uint64_t max_protocol_bytes = 0;
 };
 
 // Median of the last few samples: one fetch that waited for a descheduled peer must not
@@ -206,7 +220,7 @@ struct Sync {
   std::vector<LockToken> tokens;
   int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
   std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
-  BarrierManager barrier_mgr;
+  BarrierNode barrier;
   std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 

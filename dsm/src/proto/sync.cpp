@@ -2,10 +2,10 @@
 // not seen; the barrier also carries the balancer's figures.
 #include "proto/sync.hpp"
 
-#include <cstdio>
 #include <string>
 
 #include "mem/heap.hpp"
+#include "proto/barrier.hpp"
 #include "proto/gc.hpp"
 #include "proto/inbox.hpp"
 #include "proto/interval_end.hpp"
@@ -20,8 +20,6 @@ namespace dsm::proto {
 namespace {
 
 int lock_manager(int lock) { return lock % state().nprocs; }
-
-std::uint32_t heap_pages_locked() { return state().heap.allocated.load(); }
 
 // Sends the lock token to `to`, with the intervals it lacks. Called with mu held.
 void grant(int lock, int to, const VectorTime& vt) {
@@ -89,102 +87,6 @@ void on_lock_forward(int src, codec::Reader& r) {
   check_held_through_barrier(int(lock));
 }
 
-void on_barrier_arrive(int src, std::span<const std::byte> payload) {
-  auto& s = state();
-  auto& m = s.sync.barrier_mgr;
-  auto npages = heap_pages_locked();
-  // The pushes point into the arrival: kept until the departures are sent, which the last
-  // arrival's call does itself (its payload lives as long as the call).
-  std::span<const std::byte> kept = payload;
-  if (m.arrived + 1 < s.nprocs) {
-    m.arrivals[src].assign(payload.begin(), payload.end());
-    kept = m.arrivals[src];
-  }
-  codec::Reader r(kept);
-  auto epoch = r.get<std::uint64_t>();
-  if (s.me != 0 || epoch != m.epoch) throw codec::DecodeError("barrier arrival out of sequence");
-  auto vt = r.array<std::uint32_t>(s.nprocs);
-  if (vt.size() != std::size_t(s.nprocs)) throw codec::DecodeError("barrier arrival with a bad vector time");
-  auto list = decode_list(r, std::uint32_t(s.nprocs), npages);
-  auto blob = r.bytes();
-  auto alloc = r.get<std::uint64_t>();
-  auto bytes = r.get<std::uint64_t>();
-  std::vector<std::pair<std::uint32_t, Push>> pushes(r.count(13));
-  for (auto& [reader, push] : pushes) {
-    reader = r.get<std::uint32_t>();
-    push.page = r.get<std::uint32_t>();
-    push.whole = r.get<std::uint8_t>() != 0;
-    push.data = r.bytes();
-    // A push is a change of the sender's newest interval, as that interval announces it, for
-    // another rank. (A diff's contents are checked where it is applied.)
-    if (reader >= std::uint32_t(s.nprocs) || reader == std::uint32_t(src) || list.empty() ||
-        written(list.back(), push.page) != push.whole || (push.whole && push.data.size() != mem::page_size))
-      throw codec::DecodeError("barrier arrival with a malformed page push");
-    push.proc = std::uint32_t(src);
-    push.idx = list.back().idx;
-  }
-  r.expect_end();
-  if (!m.vts[src].empty()) throw codec::DecodeError("second barrier arrival from one rank");
-  for (const auto& in : list)
-    if (in.proc != std::uint32_t(src)) throw codec::DecodeError("barrier arrival carries another rank's interval");
-  m.vts[src] = std::move(vt);
-  m.intervals[src] = std::move(list);
-  m.blobs[src].assign(blob.begin(), blob.end());
-  m.allocs[src] = alloc;
-  m.pushes[src] = std::move(pushes);
-  m.max_protocol_bytes = std::max(m.max_protocol_bytes, bytes);
-  if (++m.arrived < s.nprocs) return;
-
-  bool mismatch = false;
-  for (int p = 1; p < s.nprocs; ++p) mismatch |= m.allocs[p] != m.allocs[0];
-  if (mismatch) {
-    std::fprintf(stderr,
-                 "dsm: ranks reached different collective calls (dsm::alloc with different sizes, or "
-                 "dsm::barrier, dsm::alloc and dsm::finalize in a different order):");
-    for (int p = 0; p < s.nprocs; ++p) {
-      const std::uint64_t call = m.allocs[p];
-      const std::string what = call == 0 ? "dsm::barrier"
-                               : call == finalize_call ? "dsm::finalize"
-                                                       : "dsm::alloc of " + std::to_string(call) + " bytes";
-      std::fprintf(stderr, " rank %d: %s%s", p, what.c_str(), p + 1 < s.nprocs ? "," : "\n");
-    }
-  }
-  std::uint8_t gc = m.max_protocol_bytes > s.gc.bound;
-  // The manager's own departure last: it arrives at once, the others' cross the network.
-  for (int k = 1; k <= s.nprocs; ++k) {
-    const int r2 = k % s.nprocs;
-    std::vector<const Interval*> missing;
-    for (int p = 0; p < s.nprocs; ++p)
-      for (const auto& in : m.intervals[p])
-        if (in.idx >= m.vts[r2][p]) missing.push_back(&in);
-    codec::Writer w;
-    w.put(m.epoch);
-    encode_list(w, missing);
-    w.put<std::uint32_t>(std::uint32_t(s.nprocs));
-    for (const auto& b : m.blobs) w.bytes(b);
-    w.put(gc);
-    w.put<std::uint8_t>(mismatch);
-    std::vector<const Push*> to_r2;
-    for (const auto& from : m.pushes)
-      for (const auto& [reader, push] : from)
-        if (reader == std::uint32_t(r2)) to_r2.push_back(&push);
-    w.put<std::uint32_t>(std::uint32_t(to_r2.size()));
-    for (const Push* p : to_r2) {
-      w.put(p->proc);
-      w.put(p->idx);
-      w.put(p->page);
-      w.put<std::uint8_t>(p->whole);
-      w.bytes(p->data);
-    }
-    s.net->send(r2, barrier_depart, w.buffer());
-  }
-  ++m.epoch;
-  m.arrived = 0;
-  m.max_protocol_bytes = 0;
-  for (auto& v : m.vts) v.clear();
-  for (auto& p : m.pushes) p.clear();
-}
-
 void barrier_with(std::uint64_t call, bool collecting) {
   auto& s = state();
   auto& c = stats::counters();
@@ -211,44 +113,29 @@ void barrier_with(std::uint64_t call, bool collecting) {
       encode_list(w, mine);
       const Interval* newest = mine.empty() ? nullptr : mine.back();
       s.intervals.last_sent = s.intervals.log.known(std::uint32_t(s.me));
+      w.put<std::uint32_t>(1);  // the ranks this arrival stands for: this one
+      w.put<std::uint32_t>(std::uint32_t(s.me));
+      w.put(call);
       w.bytes(s.balancer.my_blob);
       s.balancer.my_blob.clear();
-      w.put(call);
       w.put<std::uint64_t>(collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes());
       encode_pushes(w, newest);
     }
-    // Polling from before the send: the manager's own arrival (a message to itself) and the
-    // others' are then taken by this thread, not by a service thread woken on the same core.
+    // Polling from before the send: this rank's own arrival (a message to itself, where it
+    // gathers) and its children's are then taken by this thread, not by a service thread
+    // woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
-    s.net->send_lazy(0, barrier_arrive, w.buffer());
-    const Reply reply = wait_inbox(barrier_depart, 0);
-    std::uint8_t gc = 0, mismatch = 0;
+    const int hub = barrier_hub();
+    s.net->send_lazy(hub, barrier_arrive, w.buffer());
+    const Reply reply = wait_inbox(barrier_depart, hub);
+    bool gc = false, mismatch = false;
     try {
-      codec::Reader r(reply.payload());
-      if (r.get<std::uint64_t>() != s.sync.epoch) throw codec::DecodeError("barrier departure out of sequence");
-      auto list = decode_list(r, std::uint32_t(s.nprocs), s.heap.allocated);
-      auto n = r.get<std::uint32_t>();
-      if (n != std::uint32_t(s.nprocs)) throw codec::DecodeError("barrier departure with a bad rank count");
-      std::vector<std::vector<std::byte>> blobs(n);
-      for (auto& b : blobs) {
-        auto span = r.bytes();
-        b.assign(span.begin(), span.end());
-      }
-      gc = r.get<std::uint8_t>();
-      mismatch = r.get<std::uint8_t>();
-      std::vector<Push> pushes(r.count(17));
-      for (auto& p : pushes) {
-        p.proc = r.get<std::uint32_t>();
-        p.idx = r.get<std::uint32_t>();
-        p.page = r.get<std::uint32_t>();
-        p.whole = r.get<std::uint8_t>() != 0;
-        p.data = r.bytes();
-        if (p.proc >= std::uint32_t(s.nprocs) || p.page >= s.heap.allocated || (p.whole && p.data.size() != mem::page_size))
-          throw codec::DecodeError("malformed page push");
-      }
-      r.expect_end();
-      s.balancer.blobs = std::move(blobs);
-      merge(std::move(list), pushes);
+      Departure d = decode_departure(reply.payload(), s.sync.epoch, true);
+      gc = d.gc;
+      mismatch = d.mismatch;
+      s.balancer.blobs.resize(d.blobs.size());
+      for (std::size_t p = 0; p < d.blobs.size(); ++p) s.balancer.blobs[p].assign(d.blobs[p].begin(), d.blobs[p].end());
+      merge(std::move(d.intervals), d.pushes);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
     }

@@ -1,4 +1,4 @@
-// Synchronization: barriers through a manager (rank 0) and locks with a static manager per
+// Synchronization: barriers (over the tree of barrier.hpp) and locks with a static manager per
 // lock id and forwarding to the last requester. The application thread's side (barrier,
 // acquire, release) and the service thread's handlers of the requests.
 #pragma once
@@ -24,6 +24,5 @@ void echo(int peer, std::span<const std::byte> bytes);
 // Handlers of the service thread (dispatch.cpp).
 void on_lock_request(int src, codec::Reader& r);
 void on_lock_forward(int src, codec::Reader& r);
-void on_barrier_arrive(int src, std::span<const std::byte> payload);
 
 }  // namespace dsm::proto

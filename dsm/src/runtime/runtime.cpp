@@ -16,6 +16,7 @@
 #include "mem/heap.hpp"
 #include "net/fabric_lib.hpp"
 #include "net/segments.hpp"
+#include "proto/barrier.hpp"
 #include "proto/dispatch.hpp"
 #include "proto/fault_path.hpp"
 #include "proto/fetch.hpp"
@@ -164,13 +165,11 @@ void init(int, char**) {
       s.sync.lock_last[l] = l % s.nprocs;
       s.sync.tokens[l].held = l % s.nprocs == s.me;
     }
-    auto& m = s.sync.barrier_mgr;
-    m.vts.resize(s.nprocs);
-    m.intervals.resize(s.nprocs);
-    m.blobs.resize(s.nprocs);
-    m.allocs.resize(s.nprocs);
-    m.pushes.resize(s.nprocs);
-    m.arrivals.resize(s.nprocs);
+    auto& b = s.sync.barrier;
+    b.fanout = int(env_int("DSM_BARRIER_FANOUT", proto::default_barrier_fanout, 1, 1 << 20));
+    b.members = proto::barrier_children(s.me, s.nprocs, b.fanout);
+    b.members.insert(b.members.begin(), s.me);
+    b.arrivals.resize(b.members.size());
     s.balancer.blobs.resize(s.nprocs);
     if (env.under_dsmrun) {
       open_board(env);
