@@ -1,14 +1,17 @@
-# What a barrier costs as the job grows: the busiest rank's messages and bytes per barrier, and
-# rank 0's time per barrier, when every rank writes one word of its own page between barriers
+# What a barrier costs as the job grows, and a model of it up to 1024 ranks.
+#
+# The busiest rank's messages and bytes per barrier, and rank 0's time per barrier, when
+# every rank writes one word of its own page between barriers
 # (dsm_check barrier_notices; tests/proto/barrier_costs.sh), at each rank count on this host;
 # with FLAT=1 also with one manager for all (the tree's fan-out as large as the job). Then a
 # model: bytes per barrier fitted as a + b*P over the measured counts of 4 and more, messages
 # at most fan-out + 1, and the time as 2 * depth hops at the cost of one hop measured at 2
-# ranks; its predictions at 256 and 1024 ranks beside the measured points. More ranks than
-# cores time the scheduler more than the protocol: the times are only a floor there.
+# ranks; its predictions at 256 and 1024 ranks beside the measured points. Times are shown
+# only where the ranks have a core each: beyond, they time the scheduler.
 #
 # usage: scripts/bench scale [BUILD_DIR]   RANKS (default "2 4 8 16 32 64"), FLAT (0),
-#                                          FANOUT (DSM_BARRIER_FANOUT, default 3)
+#                                          FANOUT (DSM_BARRIER_FANOUT, default 3),
+#                                          PROVIDER (default shm; tcp: its hop in the model)
 # shellcheck shell=bash disable=SC2154  # bin, top: set by lib.sh
 (($# <= 1)) || die_setup "usage: scripts/bench scale [BUILD_DIR]"
 (($# == 0)) || use_build "$1"
@@ -21,15 +24,17 @@ costs=$top/tests/proto/barrier_costs.sh
 printf "%-6s %-5s | %9s %12s %12s\n" ranks tree "msgs/bar" "bytes/bar" "us/bar"
 points=()
 for n in $ranks; do
-  [[ $n =~ ^[1-9][0-9]*$ ]] && ((n >= 2)) || die_setup "RANKS must be counts of 2 or more"
+  if ! [[ $n =~ ^[1-9][0-9]*$ ]] || ((n < 2)); then die_setup "RANKS must be counts of 2 or more"; fi
   kinds=(tree)
   [ "${FLAT:-0}" = 1 ] && kinds+=(flat)
   for kind in "${kinds[@]}"; do
     f=$fanout
     [ "$kind" = flat ] && f=$n
-    read -r msgs bytes secs < <("$costs" "$bin/dsmrun" "$bin/dsm_check" "$n" --env "DSM_BARRIER_FANOUT=$f") ||
-      die "the job at $n ranks failed"
-    printf "%-6s %-5s | %9s %12s %12.1f\n" "$n" "$kind" "$msgs" "$bytes" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')"
+    read -r msgs bytes secs < <(LONG=$((n <= cores ? 2060 : 160)) "$costs" "$bin/dsmrun" "$bin/dsm_check" "$n" \
+      --provider "${PROVIDER:-shm}" --env "DSM_BARRIER_FANOUT=$f") || die "the job at $n ranks failed"
+    us=-
+    ((n <= cores)) && us=$(awk -v s="$secs" 'BEGIN { printf "%.1f", s * 1e6 }')
+    printf "%-6s %-5s | %9s %12s %12s\n" "$n" "$kind" "$msgs" "$bytes" "$us"
     [ "$kind" = tree ] && points+=("$n $bytes $secs")
   done
 done

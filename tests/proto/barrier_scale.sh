@@ -9,7 +9,7 @@ dsmrun=$1 check=$2 small=$3 large=$4 max_msgs=$5 max_growth=$6
 costs=$(dirname "$0")/barrier_costs.sh
 read -r small_msgs small_bytes _ < <("$costs" "$dsmrun" "$check" "$small") || exit 1
 read -r large_msgs large_bytes _ < <("$costs" "$dsmrun" "$check" "$large") || exit 1
-[ -n "${large_bytes:-}" ] && [ -n "${small_bytes:-}" ] || { echo "barrier_scale: a job failed"; exit 1; }
+if [ -z "${large_bytes:-}" ] || [ -z "${small_bytes:-}" ]; then echo "barrier_scale: a job failed"; exit 1; fi
 echo "barrier_scale: $small ranks: $small_msgs messages, $small_bytes bytes per barrier from the busiest rank"
 echo "barrier_scale: $large ranks: $large_msgs messages, $large_bytes bytes per barrier from the busiest rank"
 awk -v sm="$small_bytes" -v lm="$large_bytes" -v msgs="$large_msgs" -v mm="$max_msgs" -v mg="$max_growth" 'BEGIN {
