@@ -16,8 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "proto/codec.hpp"
-#include "proto/intervals.hpp"
+#include "proto/barrier_codec.hpp"
 
 namespace dsm::proto {
 
@@ -25,29 +24,12 @@ namespace dsm::proto {
 // busiest rank sends 4 messages per barrier, and a job of up to 4 ranks is one level.
 constexpr int default_barrier_fanout = 3;
 
-int barrier_parent(int rank, int fanout);  // -1 for rank 0
-std::vector<int> barrier_children(int rank, int nprocs, int fanout);
-// Whether `rank` lies in the subtree of `root` (itself included).
-bool in_subtree(int rank, int root, int fanout);
+// What decoding a barrier message of barrier `epoch` takes from this rank.
+BarrierView barrier_view(std::uint64_t epoch);
 
 // Where this rank's arrival goes and its departure comes from: itself where it gathers
 // (rank 0 and every rank with children), its parent otherwise.
 int barrier_hub();
-
-// Writes a push without its bytes, as arrivals and departures carry it; the bytes follow as
-// codec bytes.
-void put_push_head(codec::Writer& w, const Push& p);
-
-// What a departure brings, pointing into the payload decoded.
-struct Departure {
-  std::vector<Interval> intervals;
-  std::vector<std::span<const std::byte>> blobs;  // by rank
-  bool gc = false, mismatch = false;
-  std::vector<Push> pushes;
-};
-// Decodes and checks a departure: for this rank's application thread (only_me: pushes to
-// this rank alone), or from its parent, for its subtree (DecodeError).
-Departure decode_departure(std::span<const std::byte> payload, std::uint64_t epoch, bool only_me);
 
 // Handlers (dispatch.cpp): an arrival of this rank's or a child's, and a departure, from the
 // parent (passed on) or this rank's own (for the application thread).

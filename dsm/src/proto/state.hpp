@@ -34,6 +34,7 @@
 #include "mem/region.hpp"
 #include "net/wait_counter.hpp"
 #include "net/transport.hpp"
+#include "proto/barrier_codec.hpp"
 #include "proto/claims.hpp"
 #include "proto/inbox.hpp"
 #include "proto/intervals.hpp"
@@ -103,23 +104,6 @@ struct LockToken {
   bool held = false;    // this rank has the token
   bool in_use = false;  // between lock_acquire and lock_release
   std::optional<LockRequest> next;  // who asked after us
-};
-
-// What one member of a barrier's gathering brought (barrier.hpp): this rank's own arrival,
-// or a child's, which stands for the child's whole subtree.
-struct Arrival {
-  VectorTime vt;                    // entry-wise oldest of the subtree's vector times
-  std::vector<Interval> intervals;  // the subtree's intervals since the last barrier
-  struct Rank {
-    std::uint32_t rank;
-    std::uint64_t call;  // the collective call it reached (barrier_with)
-    std::span<const std::byte> blob;  // its balancer figures
-  };
-  std::vector<Rank> ranks;  // every rank of the subtree
-  std::uint64_t protocol_bytes = 0;  // the subtree's largest
-  std::vector<Push> pushes;
-  std::vector<std::byte> message;  // what blobs and pushes point into, where kept
-  bool in = false;
 };
 
 struct BarrierNode {  // gathering on rank 0 and every rank with children; handlers only

@@ -130,7 +130,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     const Reply reply = wait_inbox(barrier_depart, hub);
     bool gc = false, mismatch = false;
     try {
-      Departure d = decode_departure(reply.payload(), s.sync.epoch, true);
+      Departure d = decode_departure(reply.payload(), barrier_view(s.sync.epoch), true);
       gc = d.gc;
       mismatch = d.mismatch;
       s.balancer.blobs.resize(d.blobs.size());

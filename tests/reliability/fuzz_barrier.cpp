@@ -1,0 +1,83 @@
+// libFuzzer target for the decoders of the barrier's messages (dsm/src/proto/barrier_codec.cpp):
+// arrivals gathered up the barrier tree and departures passed down it come from the network.
+// A malformed message must throw codec::DecodeError, never read out of bounds or allocate
+// without bound, and what decodes must keep the promises the barrier relies on: intervals,
+// ranks and pushes only of the ranks the sender stands for, each such rank once, pushes to
+// readers the receiver serves, each a change of its writer's newest interval in the message.
+//
+// Input: byte 0 = job size - 1 (1..64 ranks), byte 1 = fan-out - 1 (1..4), byte 2 = the
+// receiving rank, byte 3 = which decoder and sender, bytes 4-5 = allocated pages, the rest =
+// the message (its epoch is whatever it says: the receiver's is taken from it, then checked).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "mem/region.hpp"
+#include "proto/barrier_codec.hpp"
+
+using namespace dsm;
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+void check_push(const proto::Push& p, const proto::BarrierView& v) {
+  check(p.reader < v.nprocs && p.proc < v.nprocs && p.reader != p.proc && p.page < v.npages);
+  check(!p.whole || p.data.size() == mem::page_size);
+}
+
+void check_arrival(const proto::Arrival& a, int member, const proto::BarrierView& v) {
+  auto stands_for = [&](std::uint32_t r) {
+    return member == v.me ? r == std::uint32_t(v.me) : proto::in_subtree(int(r), member, v.fanout);
+  };
+  check(a.vt.size() == v.nprocs);
+  for (const auto& in : a.intervals) check(in.proc < v.nprocs && stands_for(in.proc) && in.vt.size() == v.nprocs);
+  std::vector<int> seen(v.nprocs);
+  for (const auto& k : a.ranks) {
+    check(k.rank < v.nprocs && stands_for(k.rank));
+    check(++seen[k.rank] == 1);
+  }
+  for (std::uint32_t q = 0; q < v.nprocs; ++q) check(seen[q] == int(stands_for(q)));
+  for (const auto& p : a.pushes) {
+    check_push(p, v);
+    check(stands_for(p.proc));
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 14) return 0;
+  proto::BarrierView v{};
+  v.nprocs = 1 + data[0] % 64;
+  v.fanout = 1 + data[1] % 4;
+  v.me = data[2] % int(v.nprocs);
+  const int which = data[3] % 3;
+  v.npages = std::uint32_t(data[4]) | std::uint32_t(data[5]) << 8;
+  std::memcpy(&v.epoch, data + 6, sizeof v.epoch);  // the message's own epoch, so most pass that check
+  const std::span<const std::byte> msg(reinterpret_cast<const std::byte*>(data + 6), size - 6);
+  try {
+    if (which == 2) {
+      for (bool only_me : {true, false}) {
+        const auto d = proto::decode_departure(msg, v, only_me);
+        check(d.blobs.size() == v.nprocs);
+        for (const auto& p : d.pushes) {
+          check_push(p, v);
+          check(only_me ? p.reader == std::uint32_t(v.me) : proto::in_subtree(int(p.reader), v.me, v.fanout));
+        }
+      }
+    } else {
+      // From this rank itself, or from its first child (if it has one).
+      const auto children = proto::barrier_children(v.me, int(v.nprocs), v.fanout);
+      const int member = which == 0 || children.empty() ? v.me : children.front();
+      check_arrival(proto::decode_arrival(msg, member, v), member, v);
+    }
+  } catch (const proto::codec::DecodeError&) {
+  }
+  return 0;
+}
