@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -65,6 +66,31 @@ std::vector<std::string> read_hostfile(const std::string& path) {
 }
 
 }  // namespace
+
+std::string memory_refusal(int ranks, const std::string& provider, std::uint64_t available) {
+  constexpr std::uint64_t mib = 1 << 20;
+  const std::uint64_t floor = (provider == "tcp" ? 128 : 24) * mib;
+  if (ranks <= 0 || std::uint64_t(ranks) * floor <= available) return {};
+  const auto gib = [](std::uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", double(b) / double(1 << 30));
+    return std::string(buf);
+  };
+  return std::to_string(ranks) + " ranks on this host need at least " + gib(std::uint64_t(ranks) * floor) +
+         " of memory before the program allocates any (about " + std::to_string(floor / mib) + " MiB each over " +
+         provider + "), and " + gib(available) + " is available: run at most " + std::to_string(available / floor) +
+         " ranks here, and the others on other hosts (--hosts)";
+}
+
+std::uint64_t memory_available() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string key; in >> key;) {
+    std::uint64_t kib = 0;
+    if (key == "MemAvailable:" && in >> kib) return kib << 10;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
 
 std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);

@@ -63,6 +63,9 @@ void Job::watch(const std::string& label) {
 
 int Job::run() {
   Hosts hosts = assign_hosts(opt_);
+  const auto local = std::count_if(hosts.ranks.begin(), hosts.ranks.end(), [](const Placement& p) { return p.local; });
+  if (const auto available = memory_available(); available > 0)
+    if (std::string why = memory_refusal(int(local), hosts.provider, available); !why.empty()) throw UsageError(why);
   provider_ = std::move(hosts.provider);
   for (auto& p : hosts.ranks) ranks_.emplace_back(std::move(p));
   warn_unknown_variables(opt_.env);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "hosts.hpp"
 #include "settings.hpp"
 #include "spawn.hpp"
 
@@ -50,4 +51,17 @@ TEST_CASE("The launch command gets the rank's line as a shell line, or through s
         std::vector<std::string>{"ip", "netns", "exec", "ns-a", "sh", "-c", "L"});
   CHECK(launch_argv("docker exec {host}-{host}", "c", "L") ==
         std::vector<std::string>{"docker", "exec", "c-c", "sh", "-c", "L"});
+}
+
+TEST_CASE("Ranks whose transport alone would not fit in this host's memory are refused before they start") {
+  using dsm::launcher::memory_refusal;
+  constexpr std::uint64_t gib = 1ull << 30;
+  CHECK(memory_refusal(64, "tcp", 23 * gib).empty());
+  CHECK(memory_refusal(256, "shm", 23 * gib).empty());
+  const std::string why = memory_refusal(300, "tcp", 23 * gib);
+  CHECK(why.find("300 ranks on this host need at least 37.5 GiB") != std::string::npos);
+  CHECK(why.find("run at most 184 ranks here") != std::string::npos);
+  CHECK(why.find("--hosts") != std::string::npos);
+  CHECK(memory_refusal(0, "tcp", 0).empty());
+  CHECK(dsm::launcher::memory_available() > 0);  // Linux has MemAvailable since 3.14
 }
