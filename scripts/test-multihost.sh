@@ -2,12 +2,15 @@
 # test-multihost.sh: the DSM checks and Jacobi across "hosts" that are network namespaces
 # (scripts/netns-hosts.sh), ranks started by dsmrun through `ip netns exec`, tcp;ofi_rxm.
 #
-#   scripts/test-multihost.sh [--bin DIR] [--hosts "2 4"] [--jacobi "--n 514 --iters 20"]
+#   scripts/test-multihost.sh [--bin DIR] [--hosts "2 4"] [--per-host K] [--modes "random stencil migratory"]
+#                             [--jacobi "--n 514 --iters 20"]
 #                             [--rate 100mbit [--bench "--n 2050 --iters 100"]]
 #   scripts/test-multihost.sh [--bin DIR] --liveness
 #
-# For each host count H: dsm_check random, stencil, migratory at H ranks (one per host), and
-# jacobi_hand at H ranks whose checksum must equal jacobi_seq's. With --rate, Jacobi is then
+# For each host count H: the dsm_check modes (random, stencil, migratory) at H x K ranks (K
+# per host, default 1), and jacobi_hand at as many ranks, whose checksum must equal
+# jacobi_seq's. Jobs of 64 ranks over 8 hosts: --hosts 8 --per-host 8 --modes "random stencil"
+# (migratory's 2000 lock turns per rank take minutes at 64 ranks on two cores). With --rate, Jacobi is then
 # timed once on free links and once on links limited by tbf to that rate, side by side.
 # With --liveness instead, on 2 hosts: the link of host 2 cut for good 3 s into a job must end
 # it within 30 s, non-zero, naming host 2's rank as silent; cut for 2 s and restored, the job
@@ -20,6 +23,8 @@ source "$(dirname "$0")/lib.sh"
 here=$top/scripts
 self=$here/$(basename "$0")
 host_counts="2 4"
+per_host=1
+modes="random stencil migratory"
 jacobi_args="--n 514 --iters 20"
 rate=
 bench_args="--n 2050 --iters 100"
@@ -29,6 +34,8 @@ while (($#)); do
   case $1 in
     --bin) bin=${2:?}; shift 2 ;;
     --hosts) host_counts=${2:?}; shift 2 ;;
+    --per-host) per_host=${2:?}; shift 2 ;;
+    --modes) modes=${2:?}; shift 2 ;;
     --jacobi) jacobi_args=${2:?}; shift 2 ;;
     --rate) rate=${2:?}; shift 2 ;;
     --bench) bench_args=${2:?}; shift 2 ;;
@@ -40,6 +47,7 @@ while (($#)); do
   esac
 done
 for h in $host_counts; do [[ $h =~ ^[0-9]+$ ]] && ((h >= 1 && h <= 16)) || die_setup "--hosts: '$h' is not 1..16"; done
+[[ $per_host =~ ^[1-9][0-9]*$ ]] || die_setup "--per-host: '$per_host' is not a positive count"
 need dsmrun dsm_check jacobi_hand jacobi_seq
 expect=$top/tests/net/expect.sh
 
@@ -54,21 +62,21 @@ now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
 if [[ ${in_hub:-} == checks ]]; then
-  n=$1 want=$2
+  hosts=$1 want=$2 n=$(($1 * per_host))
   fails=0
-  for mode in random stencil migratory; do
-    echo "== $n hosts: dsm_check $mode"
+  for mode in $modes; do
+    echo "== $hosts hosts, $n ranks: dsm_check $mode"
     dsmrun_cmd "$n"
     "$expect" 0 "$timeout" "$mode ok" "${run[@]}" "$bin/dsm_check" "$mode" || fails=$((fails + 1))
   done 2>&1
-  echo "== $n hosts: jacobi_hand $jacobi_args"
+  echo "== $hosts hosts, $n ranks: jacobi_hand $jacobi_args"
   dsmrun_cmd "$n"
   # shellcheck disable=SC2086  # the app's options are split on purpose
   out=$("${run[@]}" "$bin/jacobi_hand" $jacobi_args 2>&1) || { echo "$out"; echo "FAIL: jacobi_hand exited non-zero"; exit 1; }
   got=$(field checksum <<<"$out")
   echo "checksum $got (jacobi_seq: $want)"
-  [[ $got == "$want" ]] || { echo "FAIL: jacobi_hand on $n hosts differs from jacobi_seq"; fails=$((fails + 1)); }
-  if ((fails > 0)); then echo "== $n hosts: $fails FAILED"; exit 1; fi
+  [[ $got == "$want" ]] || { echo "FAIL: jacobi_hand on $hosts hosts differs from jacobi_seq"; fails=$((fails + 1)); }
+  if ((fails > 0)); then echo "== $hosts hosts: $fails FAILED"; exit 1; fi
   echo "== $n hosts: pass"
   exit 0
 fi
@@ -142,7 +150,8 @@ want=$("$bin/jacobi_seq" $jacobi_args | field checksum)
 [[ -n $want ]] || die_setup "jacobi_seq printed no checksum"
 status=0
 for n in $host_counts; do
-  "$here/netns-hosts.sh" run "$n" -- "$self" --bin "$bin" --jacobi "$jacobi_args" --timeout "$timeout" --in-hub checks "$n" "$want" || status=1
+  "$here/netns-hosts.sh" run "$n" -- "$self" --bin "$bin" --jacobi "$jacobi_args" --timeout "$timeout" \
+    --per-host "$per_host" --modes "$modes" --in-hub checks "$n" "$want" || status=1
 done
 
 if [[ -n $rate ]]; then

@@ -43,8 +43,8 @@ struct Outgoing {
 void send_departures(const Outgoing& out) {
   auto& s = state();
   auto& b = s.sync.barrier;
-  for (std::size_t k = b.members.size(); k-- > 0;) {
-    const std::size_t i = (k + 1) % b.members.size();  // this rank's own last: it arrives at once
+  for (std::size_t k = 1; k <= b.members.size(); ++k) {
+    const std::size_t i = k % b.members.size();  // this rank's own last: it arrives at once
     const int to = b.members[i];
     const auto& vt = b.arrivals[i].vt;
     codec::Writer w;
