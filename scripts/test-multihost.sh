@@ -77,7 +77,7 @@ if [[ ${in_hub:-} == checks ]]; then
   echo "checksum $got (jacobi_seq: $want)"
   [[ $got == "$want" ]] || { echo "FAIL: jacobi_hand on $hosts hosts differs from jacobi_seq"; fails=$((fails + 1)); }
   if ((fails > 0)); then echo "== $hosts hosts: $fails FAILED"; exit 1; fi
-  echo "== $n hosts: pass"
+  echo "== $hosts hosts, $n ranks: pass"
   exit 0
 fi
 if [[ ${in_hub:-} == liveness ]]; then

@@ -4,6 +4,7 @@
 
 #include <dsm/dsm.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -109,7 +110,9 @@ void stencil() {
   const int me = dsm::rank(), P = dsm::nprocs();
   for (long it = 0; it < iters; ++it) {
     long shift = it * 7 % 13;  // rows move between ranks: pages change hands
-    long lo = 1 + (n - 2) * me / P + (me ? shift : 0), hi = 1 + (n - 2) * (me + 1) / P + (me + 1 < P ? shift : 0);
+    // Clamped to the interior: with many ranks a block is narrower than the shift.
+    long lo = std::min(n - 1, 1 + (n - 2) * me / P + (me ? shift : 0));
+    long hi = std::min(n - 1, 1 + (n - 2) * (me + 1) / P + (me + 1 < P ? shift : 0));
     for (long i = lo; i < hi; ++i)
       for (long j = 1; j < n - 1; ++j)
         sh_b[i * n + j] = 0.25 * (sh_a[(i - 1) * n + j] + sh_a[(i + 1) * n + j] + sh_a[i * n + j - 1] + sh_a[i * n + j + 1]);
