@@ -87,20 +87,19 @@ void gathered() {
   Outgoing out;
   std::uint64_t protocol_bytes = 0;
   std::vector<const Push*> all_pushes;
-  std::vector<std::uint64_t> calls(s.nprocs);
-  out.blobs.resize(s.nprocs);
-  VectorTime oldest = b.arrivals[0].vt;
   for (const auto& a : b.arrivals) {
     for (const auto& in : a.intervals) out.intervals.push_back(&in);
-    for (const auto& k : a.ranks) {
-      out.blobs[k.rank] = k.blob;
-      calls[k.rank] = k.call;
-    }
     for (const auto& p : a.pushes) all_pushes.push_back(&p);
     protocol_bytes = std::max(protocol_bytes, a.protocol_bytes);
-    for (std::size_t q = 0; q < oldest.size(); ++q) oldest[q] = std::min(oldest[q], a.vt[q]);
   }
   if (s.me == 0) {
+    std::vector<std::uint64_t> calls(s.nprocs);
+    out.blobs.resize(s.nprocs);
+    for (const auto& a : b.arrivals)
+      for (const auto& k : a.ranks) {
+        out.blobs[k.rank] = k.blob;
+        calls[k.rank] = k.call;
+      }
     out.mismatch = std::any_of(calls.begin(), calls.end(), [&](std::uint64_t c) { return c != calls[0]; });
     if (out.mismatch) report_mismatch(calls);
     out.gc = protocol_bytes > s.gc.bound;
@@ -110,6 +109,9 @@ void gathered() {
   }
   // Up to the parent: pushes to ranks outside this subtree travel on, the others wait here
   // for the departure.
+  VectorTime oldest = b.arrivals[0].vt;
+  for (const auto& a : b.arrivals)
+    for (std::size_t q = 0; q < oldest.size(); ++q) oldest[q] = std::min(oldest[q], a.vt[q]);
   codec::Writer w;
   w.put(b.epoch);
   w.array<std::uint32_t>(oldest);

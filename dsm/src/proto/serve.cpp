@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "mem/heap.hpp"
-#include "proto/barrier.hpp"
+#include "proto/barrier_codec.hpp"
 #include "proto/diffs.hpp"
 #include "proto/dispatch.hpp"
 #include "proto/holds.hpp"
