@@ -25,13 +25,15 @@ enum Msg : std::uint16_t {
                       // bytes)  (Page::readers)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
+  channel_data = 10,  // any bytes, queued by sender for the application thread (inbox.hpp);
+                      // their layout is the sending layer's (a pipeline's strips: pipeline.cpp)
 };
 
 // For messages that name a message.
 constexpr const char* msg_name(std::uint16_t type) {
   constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
                                    "lock forward", "lock grant", "barrier arrival", "barrier departure",
-                                   "echo request", "echo reply"};
+                                   "echo request", "echo reply", "channel message"};
   return type < std::size(names) ? names[type] : names[0];
 }
 

@@ -35,7 +35,12 @@ std::string waiting_for() {
   return what;
 }
 
-Reply wait_inbox(Msg type, int from) {
+namespace {
+
+// The application thread's wait for what `take` finds (it takes s.mu itself): polls for
+// DSM_POLL_US, then sleeps until something arrives.
+template <class Take>
+auto wait_for(Msg type, int from, Take take) {
   auto& s = state();
   const Waiting waiting(type, from);
   const std::uint64_t poll_until = stats::now_ns() + s.poll_ns;
@@ -52,21 +57,10 @@ Reply wait_inbox(Msg type, int from) {
     // The mutex only when something arrived: a poller holding it would make the service
     // thread that posts the reply sleep on it.
     if (s.inbox.arrived.value() != seen) {
-      seen = s.inbox.arrived.value();  // post_inbox notifies after it queued under mu
-      std::optional<Reply> m;
-      {
-        std::lock_guard lk(s.mu);
-        if (!s.inbox.replies.empty()) {
-          m = std::move(s.inbox.replies.front());
-          s.inbox.replies.pop_front();
-        }
-      }
-      if (m) {
+      seen = s.inbox.arrived.value();  // posts notify after they queued under mu
+      if (auto m = take()) {
         if (lazy) s.net->set_waiting(false);
         if (polling) s.net->set_polling(false);  // may run handlers: not under mu
-        if (m->type != type || (from >= 0 && m->src != from))
-          fatal("a %s from rank %d where a %s from %s was due", msg_name(m->type), m->src, msg_name(type),
-                from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
         return std::move(*m);
       }
     }
@@ -87,6 +81,50 @@ Reply wait_inbox(Msg type, int from) {
     slept = true;
     s.inbox.arrived.wait_until(seen + 1);
   }
+}
+
+}  // namespace
+
+Reply wait_inbox(Msg type, int from) {
+  auto& s = state();
+  Reply m = wait_for(type, from, [&]() -> std::optional<Reply> {
+    std::lock_guard lk(s.mu);
+    if (s.inbox.replies.empty()) return std::nullopt;
+    Reply r = std::move(s.inbox.replies.front());
+    s.inbox.replies.pop_front();
+    return r;
+  });
+  if (m.type != type || (from >= 0 && m.src != from))
+    fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
+          from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
+  return m;
+}
+
+void send_channel(int dest, std::span<const std::byte> data) {
+  auto& s = state();
+  if (dest < 0 || dest >= s.nprocs || dest == s.me) fatal("a channel message to rank %d", dest);
+  s.net->send(dest, channel_data, data);
+}
+
+std::vector<std::byte> wait_channel(int from) {
+  auto& s = state();
+  return wait_for(channel_data, from, [&]() -> std::optional<std::vector<std::byte>> {
+    std::lock_guard lk(s.mu);
+    const auto it = s.inbox.channel.find(from);
+    if (it == s.inbox.channel.end() || it->second.empty()) return std::nullopt;
+    std::vector<std::byte> m = std::move(it->second.front());
+    it->second.pop_front();
+    return m;
+  });
+}
+
+void post_channel(int src, std::span<const std::byte> payload) {
+  auto& s = state();
+  {
+    std::lock_guard lk(s.mu);
+    s.inbox.channel[src].emplace_back(payload.begin(), payload.end());
+  }
+  s.inbox.arrived.notify();
 }
 
 void post_inbox(int src, Msg type, std::span<const std::byte> payload) {

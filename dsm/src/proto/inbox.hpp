@@ -36,4 +36,14 @@ std::string waiting_for();
 // Called by the handler given `payload`.
 void post_inbox(int src, Msg type, std::span<const std::byte> payload);
 
+// Channels: data sent by value from one rank's application thread to another's, outside the
+// consistency protocol (a pipeline's boundary strip). Messages from one rank arrive in the
+// order sent; they wait in the inbox until asked for, whatever else the thread waits for
+// meanwhile.
+void send_channel(int dest, std::span<const std::byte> data);
+// Waits for the next channel message from rank `from` and takes it.
+std::vector<std::byte> wait_channel(int from);
+// Called by the handler of a channel message.
+void post_channel(int src, std::span<const std::byte> payload);
+
 }  // namespace dsm::proto

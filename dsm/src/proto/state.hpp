@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -228,6 +229,9 @@ struct Inbox {
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::WaitCounter arrived;
   std::deque<Reply> replies;
+  // Channel messages by sender: data a rank sent this one by value, taken in the order sent
+  // whenever the application thread asks for the next one (wait_channel).
+  std::map<int, std::deque<std::vector<std::byte>>> channel;
   // What the application thread waits for, for a message when a peer goes silent: the
   // reply's type (0: none) and sender (-1: any).
   std::atomic<std::uint16_t> waiting_type{0};

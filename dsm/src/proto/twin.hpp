@@ -44,6 +44,11 @@ class Twin {
   }
   // A copy of `page`, in this twin's own buffer (made unless it has one).
   void copy_of(const std::byte* page);
+  // Its bytes, writable: a twin that is zero_page takes a buffer of its own first.
+  std::byte* writable() {
+    if (p_ == zero_page) copy_of(zero_page);
+    return const_cast<std::byte*>(p_);
+  }
   // The same, handed over: the twin is left empty.
   std::unique_ptr<std::byte[]> release_copy_of(const std::byte* page);
 

@@ -21,7 +21,9 @@
 #include "proto/fault_path.hpp"
 #include "proto/fetch.hpp"
 #include "proto/holds.hpp"
+#include "proto/inbox.hpp"
 #include "proto/notices.hpp"
+#include "proto/received.hpp"
 #include "proto/state.hpp"
 #include "proto/sync.hpp"
 #include "runtime/cpus.hpp"
@@ -409,6 +411,37 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes) {
 }
 
 double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
+
+void send_to(int rank, std::span<const std::byte> data) {
+  require_init("dsm::detail::send_to");
+  proto::send_channel(rank, data);
+}
+
+std::vector<std::byte> receive_from(int rank) {
+  require_init("dsm::detail::receive_from");
+  auto& s = state();
+  if (rank < 0 || rank >= s.nprocs || rank == s.me) proto::fatal("a channel message from rank %d", rank);
+  stats::Timer wait(stats::counters().comm_wait_ns);
+  return proto::wait_channel(rank);
+}
+
+void write_received(void* addr, std::span<const std::byte> bytes) {
+  require_init("dsm::detail::write_received");
+  auto& s = state();
+  if (bytes.empty()) return;
+  if (!s.region->contains(addr) || !s.region->contains(static_cast<const std::byte*>(addr) + bytes.size() - 1))
+    proto::fatal("received bytes for %p, outside the shared region", addr);
+  stats::Timer timer(stats::counters().protocol_ns);
+  proto::write_received(std::size_t(static_cast<std::byte*>(addr) - s.region->app()), bytes);
+}
+
+double round_trip_seconds(int rank) {
+  require_init("dsm::detail::round_trip_seconds");
+  const std::byte ping[8]{};
+  const std::uint64_t t0 = stats::now_ns();
+  proto::echo(rank, ping);
+  return (stats::now_ns() - t0) * 1e-9;
+}
 
 void set_core_shared(bool shared) {
   auto& s = state();

@@ -68,6 +68,18 @@ CoreShare watch_core();
 // statistics board; none without one.
 std::optional<std::vector<int>> host_peer_pids();
 
+// Data sent by value from this rank's application thread to another's, outside the
+// consistency protocol (a pipeline's boundary strips): messages from one rank arrive in the
+// order sent and wait until received. Both fatal for a rank outside the job or this rank.
+void send_to(int rank, std::span<const std::byte> data);
+std::vector<std::byte> receive_from(int rank);
+// Writes bytes another rank sent by value into this rank's copy of shared memory at `addr`
+// (inside the region): values that rank wrote and announces at its next release, so this
+// rank's own changes leave them out. Application thread only.
+void write_received(void* addr, std::span<const std::byte> bytes);
+// Seconds of one message's round trip to `rank` (an echo of a few bytes), measured now.
+double round_trip_seconds(int rank);
+
 // Extent of the allocation holding addr: {start, bytes}; {nullptr, 0} outside the region.
 struct Extent {
   void* start;
