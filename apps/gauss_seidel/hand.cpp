@@ -1,6 +1,6 @@
-// gauss_seidel_hand: the DSM version, pipelined with dsm::lb::Pipeline. Each rank runs a
-// block of rows one strip of columns at a time; the rank above's last row arrives with its
-// signal, by value. A barrier ends each sweep.
+// gauss_seidel_hand: the DSM version, pipelined with dsm::lb::Pipeline. Each rank runs its
+// blocks of rows one tile of columns at a time; the last row of the block above arrives with
+// its signal, by value. A barrier ends each sweep. Each rank initializes its own rows.
 #include <dsm/dsm.hpp>
 #include <dsm/pipeline.hpp>
 
@@ -12,33 +12,36 @@ int main(int argc, char** argv) {
   const app::Options o = app::parse(argc, argv, "gauss_seidel (pipelined DSM)", gauss_seidel::defaults);
   const long n = o.n;
   double* sh_a = dsm::alloc<double>(n * n);
-  if (dsm::rank() == 0) gauss_seidel::init(sh_a, n);
-  dsm::barrier();
-
   dsm::lb::Pipeline pipe("gauss_seidel", 1, n - 1, 1, n - 1, dsm::lb::carried(sh_a, n), 1);
-  const dsm::lb::Range rows = pipe.rows();
-  // Each rank's rows are its own (the fixed boundary rows with the first and last blocks):
-  // the pages inside them need no twin and no diff, and stay writable across sweeps.
+  // Each rank's blocks of rows are its own (the fixed boundary rows with the first and last
+  // blocks): the pages inside them need no twin and no diff, and stay writable across sweeps.
   const auto own_blocks = [&] {
-    for (int r = 0; r < dsm::nprocs(); ++r) {
-      const long lb = 1 + (n - 2) * r / dsm::nprocs(), ub = 1 + (n - 2) * (r + 1) / dsm::nprocs();
-      const long lo = r == 0 ? 0 : lb, hi = r + 1 == dsm::nprocs() ? n : ub;
-      dsm::own(r, sh_a + lo * n, (hi - lo) * n * sizeof(double));
-    }
+    for (int r = 0; r < dsm::nprocs(); ++r)
+      for (const dsm::lb::Range& b : pipe.rows_of(r)) {
+        const long lo = b.lb == 1 ? 0 : b.lb, hi = b.ub == n - 1 ? n : b.ub;
+        dsm::own(r, sh_a + lo * n, (hi - lo) * n * sizeof(double));
+      }
   };
+  // Each rank initializes the rows it owns, as a distributed program would.
+  own_blocks();
+  for (const dsm::lb::Range& b : pipe.rows_of(dsm::rank()))
+    gauss_seidel::init_rows(sh_a, n, b.lb == 1 ? 0 : b.lb, b.ub == n - 1 ? n : b.ub);
+  dsm::barrier();
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
     own_blocks();
     for (const dsm::lb::Tile& tile : pipe.sweep())
-      for (long i = rows.lb; i < rows.ub; ++i) gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub);
+      for (long i = tile.rows().lb; i < tile.rows().ub; ++i) gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub);
     dsm::barrier();
     trace.iteration(it);
   }
   const double t = dsm::wtime() - t0;
+  // With --trace, rank 0 also reports its grain on stdout ("grain <columns>"), for scripts.
+  if (o.trace && dsm::rank() == 0) std::printf("grain %ld\n", pipe.last().grain);
   if (o.trace)
-    std::fprintf(stderr, "rank %d: grain %ld, last sweep %ld tiles, compute %.6f s, wait %.6f s, messages %.6f s\n",
-                 dsm::rank(), pipe.last().grain, pipe.last().tiles, pipe.last().compute_s, pipe.last().wait_s,
+    std::fprintf(stderr, "rank %d: grain %ld, blocks of %ld rows, last sweep %ld tiles, compute %.6f s, wait %.6f s, messages %.6f s\n",
+                 dsm::rank(), pipe.last().grain, pipe.block_rows(), pipe.last().tiles, pipe.last().compute_s, pipe.last().wait_s,
                  pipe.last().messages_s);
   return app::finish(o, t, [&] { return gauss_seidel::sum(sh_a, n); }, gauss_seidel::reference);
 }

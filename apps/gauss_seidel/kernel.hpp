@@ -13,12 +13,13 @@ namespace gauss_seidel {
 
 inline const app::Options defaults{2000, 10, false, false};
 
-// Fixed boundary values on all four edges, a pattern inside.
-inline void init(double* a, long n) {
-  for (long i = 0; i < n; ++i)
+// Fixed boundary values on all four edges, a pattern inside: rows [lo, hi).
+inline void init_rows(double* a, long n, long lo, long hi) {
+  for (long i = lo; i < hi; ++i)
     for (long j = 0; j < n; ++j)
       a[i * n + j] = (i == 0 || j == 0 || i == n - 1 || j == n - 1) ? 1.0 : static_cast<double>((i * 31 + j * 17) % 97) / 97.0;
 }
+inline void init(double* a, long n) { init_rows(a, n, 0, n); }
 
 inline void point(double* a, long n, long i, long j) {
   const double* up = a + (i - 1) * n + j;

@@ -1,6 +1,6 @@
-// Pipelined nests (dsm/pipeline.hpp): blocks of rows in rank order, tiles of columns, the
-// last row's part of each tile sent by value to the rank below, and the grain chosen from
-// measured costs.
+// Pipelined nests (dsm/pipeline.hpp): blocks of rows dealt to the ranks in turn, skewed tiles
+// of columns, each block's last row's part of a tile sent by value to the rank of the block
+// below, and the grain chosen from measured costs.
 #include <dsm/dsm.hpp>
 #include <dsm/pipeline.hpp>
 
@@ -19,84 +19,98 @@ namespace dsm::lb {
 
 namespace {
 
-// A tile's message: u64 sweep, i64 first column, i64 end column, then the last row's bytes.
-constexpr std::size_t message_header = 24;
-
-Range block_of(long lb, long ub, int rank, int ranks) {
-  const long n = ub - lb;
-  return {lb + n * rank / ranks, lb + n * (rank + 1) / ranks, 1};
-}
+// A tile's message: u64 sweep, i64 block, i64 first column, i64 end column, then the
+// block's last row's bytes over those columns.
+constexpr std::size_t message_header = 32;
+// Blocks per rank: enough that the first rows' fill and the last rows' drain, which one
+// rank runs while the others wait, are a small part of a sweep; few enough that the
+// messages per sweep stay few.
+constexpr long blocks_per_rank = 4;
 
 std::byte* element(const Carried& a, long i, long j) {
   return static_cast<std::byte*>(a.base) + (i * a.row_stride + j) * static_cast<long>(a.elem_size);
 }
 
-[[noreturn]] void malformed(const std::string& name, int from, const char* why) {
-  runtime::stop_rank("pipeline " + name + ": malformed tile message from rank " + std::to_string(from) + ": " + why);
-}
-
 }  // namespace
 
 Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long col_ub, Carried array, int lookahead)
-    : name_(std::move(name)), cols_{col_lb, col_ub, 1}, array_(array), lookahead_(lookahead) {
-  if (row_ub < row_lb || col_ub < col_lb)
-    throw std::invalid_argument("dsm::lb::Pipeline " + name_ + ": empty bounds must not be reversed");
+    : name_(std::move(name)), all_rows_{row_lb, row_ub, 1}, cols_{col_lb, col_ub, 1}, array_(array), lookahead_(lookahead) {
+  const std::string what = "dsm::lb::Pipeline " + name_ + ": ";
+  if (row_ub < row_lb || col_ub < col_lb) throw std::invalid_argument(what + "bounds must not be reversed");
   if (!array.base || array.elem_size == 0 || array.row_stride < col_ub)
-    throw std::invalid_argument("dsm::lb::Pipeline " + name_ + ": the carried array needs a base, an element size and rows of at least col_ub elements");
-  if (lookahead < 0) throw std::invalid_argument("dsm::lb::Pipeline " + name_ + ": lookahead must not be negative");
-  const int me = dsm::rank(), ranks = dsm::nprocs();
-  mine_ = block_of(row_lb, row_ub, me, ranks);
-  active_ = 0;
-  for (int r = 0; r < ranks; ++r) {
-    const Range b = block_of(row_lb, row_ub, r, ranks);
-    if (b.lb == b.ub) continue;
-    ++active_;
-    if (r < me) above_ = r;
-    if (r > me && below_ < 0) below_ = r;
-  }
-  active_ = std::max(active_, 1);
+    throw std::invalid_argument(what + "the carried array needs a base, an element size and rows of at least col_ub elements");
+  if (lookahead < 0) throw std::invalid_argument(what + "lookahead must not be negative");
+  me_ = dsm::rank();
+  ranks_ = dsm::nprocs();
+  const long rows = row_ub - row_lb;
+  block_ = ranks_ == 1 ? std::max(rows, 1L) : std::max(1L, (rows + blocks_per_rank * ranks_ - 1) / (blocks_per_rank * ranks_));
+  blocks_ = (rows + block_ - 1) / block_;
   const auto fixed = sys::env_int("DSM_PIPE_GRAIN", 0, 0, std::uint64_t(1) << 40);
   fixed_grain_ = fixed > 0;
-  // The first sweep, unmeasured: a few tiles per rank keep the fill short.
-  grain_ = fixed_grain_ ? long(fixed) : std::max(1L, (col_ub - col_lb) / (4L * active_));
-  if (active_ == 1 && !fixed_grain_) grain_ = std::max(1L, col_ub - col_lb);
+  // The first sweep, unmeasured: a few tiles per block.
+  grain_ = fixed_grain_ ? long(fixed) : std::max(1L, (col_ub - col_lb) / 4);
+  tile_.skew_ = lookahead_;
+  tile_.col_lb_ = col_lb;
+  tile_.col_ub_ = col_ub;
+}
+
+Range Pipeline::block(long k) const {
+  return {all_rows_.lb + k * block_, std::min(all_rows_.lb + (k + 1) * block_, all_rows_.ub), 1};
+}
+
+std::vector<Range> Pipeline::rows_of(int rank) const {
+  std::vector<Range> out;
+  for (long k = rank; k < blocks_; k += ranks_) out.push_back(block(k));
+  return out;
+}
+
+// Until the last row's part of a tile starts past the last column.
+long Pipeline::tiles_in(long k) const {
+  const Range b = block(k);
+  if (b.ub <= b.lb || cols_.ub <= cols_.lb) return 0;
+  const long span = (cols_.ub - cols_.lb) + long(lookahead_) * (b.ub - b.lb - 1);
+  return (span + grain_ - 1) / grain_;
 }
 
 Pipeline::Sweep Pipeline::sweep() {
   ++sweeps_;
-  received_ = cols_.lb;
   now_ = SweepFigures{grain_, 0, 0, 0, 0};
   tile_.width_ = grain_;
-  tile_.skew_ = lookahead_;
-  tile_.first_row_ = mine_.lb;
-  tile_.col_lb_ = cols_.lb;
-  tile_.col_ub_ = cols_.ub;
-  // Until the last row's part of a tile starts past the last column.
-  const long span = (cols_.ub - cols_.lb) + long(lookahead_) * std::max(0L, mine_.ub - mine_.lb - 1);
-  tiles_ = mine_.lb == mine_.ub || cols_.lb == cols_.ub ? 0 : (span + grain_ - 1) / grain_;
+  tiles_ = 0;
+  for (long k = me_; k < blocks_; k += ranks_) tiles_ += tiles_in(k);
+  block_at_ = me_;
+  tile_at_ = 0;
+  received_block_ = -1;
   return Sweep(this);
 }
 
 Pipeline::Sweep::iterator Pipeline::Sweep::begin() {
-  if (pipe_->tiles_ > 0) pipe_->start_tile(0);
+  if (pipe_->tiles_ > 0) pipe_->start_tile();
   return iterator(pipe_, 0);
 }
 
 Pipeline::Sweep::iterator& Pipeline::Sweep::iterator::operator++() {
-  pipe_->finish_tile();
-  if (++k_ < pipe_->tiles_) {
-    pipe_->start_tile(k_);
-  } else {
-    pipe_->last_ = pipe_->now_;
-    pipe_->choose_grain();
+  Pipeline& p = *pipe_;
+  p.finish_tile();
+  if (++at_ == p.tiles_) {
+    p.last_ = p.now_;
+    p.choose_grain();
+    return *this;
   }
+  if (++p.tile_at_ == p.tiles_in(p.block_at_)) {
+    p.block_at_ += p.ranks_;
+    p.tile_at_ = 0;
+  }
+  p.start_tile();
   return *this;
 }
 
-void Pipeline::start_tile(long k) {
-  tile_.lb_ = cols_.lb + k * grain_;
-  // The first row's part reads the rank above's last row up to `lookahead` columns past it.
-  await(std::min(tile_.cols(mine_.lb).ub + lookahead_, cols_.ub));
+void Pipeline::start_tile() {
+  tile_.rows_ = block(block_at_);
+  tile_.lb_ = cols_.lb + tile_at_ * grain_;
+  // The block's first row reads the block above's last row `lookahead` columns past its own.
+  if (block_at_ > 0 && owner(block_at_ - 1) != me_)
+    await(block_at_ - 1, std::min(tile_.cols(tile_.rows_.lb).ub + lookahead_, cols_.ub));
   tile_started_ = dsm::wtime();
 }
 
@@ -104,57 +118,63 @@ void Pipeline::finish_tile() {
   const double t = dsm::wtime();
   now_.compute_s += t - tile_started_;
   ++now_.tiles;
-  const Range last = tile_.cols(mine_.ub - 1);
-  if (below_ < 0 || last.ub <= last.lb) return;
+  const long below = block_at_ + 1;
+  const Range last = tile_.cols(tile_.rows_.ub - 1);
+  if (below >= blocks_ || owner(below) == me_ || last.ub <= last.lb) return;
   const std::size_t bytes = std::size_t(last.ub - last.lb) * array_.elem_size;
   std::vector<std::byte> msg(message_header + bytes);
   const std::uint64_t sweep = sweeps_;
-  const std::int64_t head[2] = {last.lb, last.ub};
+  const std::int64_t head[3] = {block_at_, last.lb, last.ub};
   std::memcpy(msg.data(), &sweep, 8);
-  std::memcpy(msg.data() + 8, head, 16);
-  std::memcpy(msg.data() + message_header, element(array_, mine_.ub - 1, last.lb), bytes);
-  detail::send_to(below_, msg);
+  std::memcpy(msg.data() + 8, head, 24);
+  std::memcpy(msg.data() + message_header, element(array_, tile_.rows_.ub - 1, last.lb), bytes);
+  detail::send_to(owner(below), msg);
   now_.messages_s += dsm::wtime() - t;
 }
 
-void Pipeline::await(long through) {
-  if (above_ < 0) return;
+void Pipeline::await(long k, long through) {
+  const int from = owner(k);
+  if (received_block_ != k) {  // the last block from that rank came in whole (FIFO order)
+    received_block_ = k;
+    received_ = cols_.lb;
+  }
+  const auto malformed = [&](const char* why) {
+    runtime::stop_rank("pipeline " + name_ + ": malformed tile message from rank " + std::to_string(from) + ": " + why);
+  };
   while (received_ < through) {
     const double t0 = dsm::wtime();
-    const std::vector<std::byte> msg = detail::receive_from(above_);
+    const std::vector<std::byte> msg = detail::receive_from(from);
     const double t1 = dsm::wtime();
     now_.wait_s += t1 - t0;
-    if (msg.size() < message_header) malformed(name_, above_, "shorter than its header");
+    if (msg.size() < message_header) malformed("shorter than its header");
     std::uint64_t sweep;
-    std::int64_t head[2];
+    std::int64_t head[3];
     std::memcpy(&sweep, msg.data(), 8);
-    std::memcpy(head, msg.data() + 8, 16);
-    if (sweep != sweeps_) malformed(name_, above_, "of another sweep");
-    if (head[0] != received_ || head[1] <= head[0] || head[1] > cols_.ub)
-      malformed(name_, above_, "columns out of order or outside the nest");
-    if (msg.size() - message_header != std::size_t(head[1] - head[0]) * array_.elem_size)
-      malformed(name_, above_, "bytes that do not fill its columns");
-    detail::write_received(element(array_, mine_.lb - 1, head[0]),
-                           std::span(msg).subspan(message_header));
-    received_ = head[1];
+    std::memcpy(head, msg.data() + 8, 24);
+    if (sweep != sweeps_ || head[0] != k) malformed("of another sweep or block");
+    if (head[1] != received_ || head[2] <= head[1] || head[2] > cols_.ub) malformed("columns out of order or outside the nest");
+    if (msg.size() - message_header != std::size_t(head[2] - head[1]) * array_.elem_size)
+      malformed("bytes that do not fill its columns");
+    detail::write_received(element(array_, block(k).ub - 1, head[1]), std::span(msg).subspan(message_header));
+    received_ = head[2];
     now_.messages_s += dsm::wtime() - t1;
   }
 }
 
-// Seed 000, section 3.3.4: a sweep of M tiles takes (M + P - 1) tile times plus
-// (M + P - 2) shifts; with this rank's compute time T per sweep, the best M is
-// sqrt((P - 1) T / shift), the grain its share of the columns. (Skewed tiles add a fill of
-// their own within a rank, which no grain shortens: the dependences make it.)
+// Seed 000, section 3.3.4: a pipeline of M tiles per rank takes (M + P - 1) tile times plus
+// (M + P - 2) messages; with this rank's compute time T per sweep, the best M is
+// sqrt((P - 1) T / message), the grain its share of the columns of its blocks. (Skewed
+// tiles add a fill of their own within a block, which no grain shortens: the dependences
+// make it.)
 void Pipeline::choose_grain() {
-  if (fixed_grain_ || active_ == 1 || last_.tiles == 0) return;
-  const int peer = below_ >= 0 ? below_ : above_;
-  if (shift_s_ < 0) shift_s_ = detail::round_trip_seconds(peer) / 2;
+  if (fixed_grain_ || ranks_ == 1 || blocks_ < 2 || last_.tiles == 0) return;
+  if (shift_s_ < 0) shift_s_ = detail::round_trip_seconds(owner((me_ + 1) % blocks_)) / 2;
   const double shift = shift_s_ + last_.messages_s / double(last_.tiles);
-  const double compute = last_.compute_s;
-  if (compute <= 0 || shift <= 0) return;
-  const double tiles = std::sqrt(double(active_ - 1) * compute / shift);
+  if (last_.compute_s <= 0 || shift <= 0) return;
+  const double tiles = std::max(1.0, std::sqrt(double(std::min<long>(ranks_, blocks_) - 1) * last_.compute_s / shift));
+  const long mine = long(rows_of(me_).size());
   const long cols = cols_.ub - cols_.lb;
-  grain_ = std::clamp(long(std::ceil(double(cols) / std::max(tiles, 1.0))), 1L, cols);
+  grain_ = std::clamp(long(std::ceil(double(mine * cols) / tiles)), 1L, std::max(cols, 1L));
 }
 
 }  // namespace dsm::lb

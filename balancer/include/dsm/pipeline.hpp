@@ -4,15 +4,17 @@
 //
 //   dsm::lb::Pipeline pipe("gs.cpp:12", 1, n - 1, 1, n - 1, dsm::lb::carried(sh_a, n), 1);
 //   for (const dsm::lb::Tile& tile : pipe.sweep())
-//     for (long i = pipe.rows().lb; i < pipe.rows().ub; ++i)
+//     for (long i = tile.rows().lb; i < tile.rows().ub; ++i)
 //       for (long j = tile.cols(i).lb; j < tile.cols(i).ub; ++j) a[i][j] = f(a[i-1][j-1..j+1], a[i][j-1], ...);
 //
-// The outer loop's rows go to the ranks in blocks, in rank order; each rank runs its block one
-// tile of columns at a time. Before a tile it waits for the rank above to have finished
-// the columns the tile reads of its last row; after it, it sends its own last row's part
-// of the tile to the rank below, by value, with the signal (no page fetched, no barrier
-// inside a sweep). Each iteration sees the same values, in the same order of operations, as
-// the sequential nest: the results are bit for bit the same.
+// The outer loop's rows are cut into blocks dealt to the ranks in turn (block k to rank
+// k mod P), a few per rank, so that every rank has work while the first rows fill the
+// pipeline. A rank runs its blocks in order, each one tile of columns at a time. Before a
+// tile it waits until the rank of the block above has finished the columns the tile reads
+// of that block's last row; after it, it sends its block's last row's part of the tile to
+// the rank of the block below, by value, with the signal (no page fetched, no barrier inside
+// a sweep). Each iteration sees the same values, in the same order of operations, as the
+// sequential nest: the results are bit for bit the same.
 //
 // Where (i, j) reads (i - 1, j + d) for d up to a lookahead s > 0 (a 9-point stencil: s = 1),
 // a rectangular tile would run (i + 1, j - 1) before (i, j), which reads its old value: the
@@ -20,7 +22,7 @@
 // which keeps every dependence in the sequential order. With s = 0 (5-point) they are strips.
 //
 // The tile width (the grain) is chosen before each sweep from the last sweep's measured
-// cost per element and per tile sent (the pipeline fill against the cost per message), or
+// cost per element and per message (the pipeline's fill against the cost per message), or
 // fixed with DSM_PIPE_GRAIN.
 #pragma once
 
@@ -28,7 +30,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dsm::lb {
 
@@ -44,26 +48,28 @@ Carried carried(T* base, long row_stride) {
   return Carried{base, sizeof(T), row_stride};
 }
 
-// One tile of a rank's block: the columns it covers in each row.
+// One tile: rows of one block, and the columns it covers in each.
 class Tile {
  public:
+  const Range& rows() const { return rows_; }
   Range cols(long i) const {
-    const long shift = skew_ * (i - first_row_);
+    const long shift = skew_ * (i - rows_.lb);
     return {std::max(col_lb_, lb_ - shift), std::min(col_ub_, lb_ + width_ - shift), 1};
   }
 
  private:
   friend class Pipeline;
-  long lb_ = 0, width_ = 0, skew_ = 0, first_row_ = 0, col_lb_ = 0, col_ub_ = 0;
+  Range rows_{0, 0, 1};
+  long lb_ = 0, width_ = 0, skew_ = 0, col_lb_ = 0, col_ub_ = 0;
 };
 
 // What one sweep cost this rank, and the grain it ran at.
 struct SweepFigures {
-  long grain = 0;            // columns per strip
+  long grain = 0;          // columns per tile
   long tiles = 0;
-  double compute_s = 0;      // inside the tiles
-  double wait_s = 0;         // for the rank above
-  double messages_s = 0;     // sending tiles' rows and writing received ones
+  double compute_s = 0;    // inside the tiles
+  double wait_s = 0;       // for the rank of the block above
+  double messages_s = 0;   // sending last rows' parts and writing received ones
 };
 
 class Pipeline {
@@ -71,15 +77,16 @@ class Pipeline {
   // The nest rows [row_lb, row_ub) x columns [col_lb, col_ub), whose iteration (i, j) reads
   // what (i, j - 1) and (i - 1, j + d), d <= `lookahead`, wrote in `array` (0: a 5-point
   // stencil, 1: a 9-point one). Collective in effect: every rank constructs it with the
-  // same arguments. Invalid bounds throw std::invalid_argument.
+  // same arguments. Invalid arguments throw std::invalid_argument.
   Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long col_ub, Carried array, int lookahead);
 
-  // This rank's rows (empty for a rank beyond the rows).
-  const Range& rows() const { return mine_; }
+  // The blocks of rows `rank` runs, in order (none for a rank beyond the blocks): what it
+  // writes, for dsm::own.
+  std::vector<Range> rows_of(int rank) const;
 
   // One execution of the nest: iterating it yields this rank's tiles, in order, each once
-  // the rank above has sent what it reads; leaving a tile (the iterator's ++) sends this
-  // rank's part of its last row to the rank below.
+  // the rank of the block above has sent what it reads; leaving a tile (the iterator's ++)
+  // sends its block's last row's part to the rank of the block below.
   class Sweep {
    public:
     class iterator {
@@ -87,14 +94,14 @@ class Pipeline {
       const Tile& operator*() const { return pipe_->tile_; }
       const Tile* operator->() const { return &pipe_->tile_; }
       iterator& operator++();
-      bool operator!=(const iterator& o) const { return k_ != o.k_; }
-      bool operator==(const iterator& o) const { return k_ == o.k_; }
+      bool operator!=(const iterator& o) const { return at_ != o.at_; }
+      bool operator==(const iterator& o) const { return at_ == o.at_; }
 
      private:
       friend class Sweep;
-      iterator(Pipeline* pipe, long k) : pipe_(pipe), k_(k) {}
+      iterator(Pipeline* pipe, long at) : pipe_(pipe), at_(at) {}
       Pipeline* pipe_;
-      long k_;
+      long at_;  // tiles done so far in this sweep
     };
     iterator begin();
     iterator end() { return iterator(pipe_, pipe_->tiles_); }
@@ -106,32 +113,34 @@ class Pipeline {
   };
   Sweep sweep();
 
-  // The grain the next sweep runs at, and what the last one cost.
+  // The grain the next sweep runs at, the rows per block, and what the last sweep cost.
   long grain() const { return grain_; }
+  long block_rows() const { return block_; }
   const SweepFigures& last() const { return last_; }
 
  private:
-  friend class Sweep;
-  friend class Sweep::iterator;
-  void start_tile(long k);
+  Range block(long k) const;
+  int owner(long k) const { return int(k % ranks_); }
+  long tiles_in(long k) const;
+  void start_tile();
   void finish_tile();
-  void await(long through);
+  void await(long k, long through);
   void choose_grain();
 
   std::string name_;
-  Range cols_;
+  Range all_rows_, cols_;
   Carried array_;
   int lookahead_;
-  Range mine_;
-  int above_ = -1, below_ = -1;  // neighbouring ranks with rows (-1: none)
-  int active_ = 1;               // ranks with rows
+  int me_ = 0, ranks_ = 1;
+  long block_ = 1, blocks_ = 0;  // rows per block, blocks
   long grain_ = 0;
-  long tiles_ = 0;  // in this sweep
-  Tile tile_;       // the current one
   bool fixed_grain_ = false;
-  double shift_s_ = -1;  // one message's trip to the rank below (measured once)
+  double shift_s_ = -1;  // one message's trip to the next rank (measured once)
   std::uint64_t sweeps_ = 0;
-  long received_ = 0;  // columns of the rank above's last row in so far (this sweep)
+  long tiles_ = 0;               // this rank's, in this sweep
+  long block_at_ = -1, tile_at_ = 0;  // the current block, and its tile
+  Tile tile_;
+  long received_block_ = -1, received_ = 0;  // block above's last row: columns in so far
   double tile_started_ = 0;
   SweepFigures now_, last_;
 };
