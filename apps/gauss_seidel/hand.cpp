@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
+    auto sweep = pipe.sweep();
     own_blocks();
-    for (const dsm::lb::Tile& tile : pipe.sweep())
+    for (const dsm::lb::Tile& tile : sweep)
       for (long i = tile.rows().lb; i < tile.rows().ub; ++i) gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub);
     dsm::barrier();
     trace.iteration(it);
@@ -40,8 +41,8 @@ int main(int argc, char** argv) {
   // With --trace, rank 0 also reports its grain on stdout ("grain <columns>"), for scripts.
   if (o.trace && dsm::rank() == 0) std::printf("grain %ld\n", pipe.last().grain);
   if (o.trace)
-    std::fprintf(stderr, "rank %d: grain %ld, blocks of %ld rows, last sweep %ld tiles, compute %.6f s, wait %.6f s, messages %.6f s\n",
-                 dsm::rank(), pipe.last().grain, pipe.block_rows(), pipe.last().tiles, pipe.last().compute_s, pipe.last().wait_s,
+    std::fprintf(stderr, "rank %d: grain %ld, %zu blocks, last sweep %ld tiles, compute %.6f s, wait %.6f s, messages %.6f s\n",
+                 dsm::rank(), pipe.last().grain, pipe.rows_of(dsm::rank()).size(), pipe.last().tiles, pipe.last().compute_s, pipe.last().wait_s,
                  pipe.last().messages_s);
   return app::finish(o, t, [&] { return gauss_seidel::sum(sh_a, n); }, gauss_seidel::reference);
 }

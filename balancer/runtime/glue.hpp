@@ -73,6 +73,15 @@ struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
 SchedTimes sched_times(bool with_waiting);
+// The share of its core this rank's thread got since `last` (which it updates): CPU over CPU
+// plus waiting for the core (read when `read_waiting`, which it updates), and, for a rank
+// bound to one core, at most what it could keep against other programs there
+// (detail::watch_core). At least 0.05. `shared`: another program takes that core's time.
+struct CoreShareReading {
+  double share = 1;
+  bool shared = false;
+};
+CoreShareReading core_share(SchedTimes& last, bool& read_waiting);
 
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
@@ -105,6 +114,9 @@ Glue& glue();
 
 // The run's balancer options (DSM_LB and friends); a bad setting ends the program.
 const Options& run_options();
+// Collective, a barrier: every rank's bytes, by rank (this rank's alone at one rank). A
+// rank at another barrier shows as an empty part.
+std::vector<std::vector<std::byte>> gather(std::vector<std::byte> mine);
 
 inline std::int64_t address(const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); }
 inline bool writes(const Section& s) { return s.access != Access::read; }

@@ -47,6 +47,21 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
+CoreShareReading core_share(SchedTimes& last, bool& read_waiting) {
+  const SchedTimes sched = sched_times(read_waiting);
+  const double cpu = sched.cpu - last.cpu, waiting = sched.waiting - last.waiting;
+  const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
+  const detail::CoreShare reading = detail::watch_core();
+  const std::optional<double> core = reading.share;
+  const bool shared = core && *core < 1.0;
+  // Ranks of the job that share the core take turns with this one: what its thread got
+  // says nothing about other programs then, only the core's occupancy does.
+  const bool peers = reading.with_peers;
+  read_waiting = !core || shared || peers;
+  last = sched;
+  return {std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05), shared};
+}
+
 void drop_departed(Glue& g) {
   const std::uint64_t now = detail::barrier_count();
   if (now == g.pending_barrier) return;
@@ -137,24 +152,15 @@ void Plan::publish() {
   // program keeps the core for a time slice at a time (a 4 ms tick at HZ=250), so ranges
   // that must end by a barrier a few milliseconds away count on the headroom's part of it,
   // and ranges that take `long_execution` or more at that share count on all of it.
-  const SchedTimes sched = sched_times(g.read_waiting);
-  const double cpu = sched.cpu - g.last_sched.cpu, waiting = sched.waiting - g.last_sched.waiting;
-  const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
-  const detail::CoreShare reading = detail::watch_core();
-  const std::optional<double> core = reading.share;
-  const bool shared = core && *core < 1.0;
-  // Ranks of the job that share the core take turns with this one: what its thread got
-  // says nothing about other programs then, only the core's occupancy does.
-  const bool peers = reading.with_peers;
-  double share = std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05);
+  const CoreShareReading reading = core_share(g.last_sched, g.read_waiting);
+  double share = reading.share;
+  const bool shared = reading.shared;
   if (shared) {
     constexpr double long_execution = 10e-3;
     const double needs = std::accumulate(cpu_.begin(), cpu_.end(), 0.0) / share;
     const double headroom = run_options().headroom;
     share *= headroom + (1 - headroom) * std::min(1.0, needs / long_execution);
   }
-  g.read_waiting = !core || shared || peers;
-  g.last_sched = sched;
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);

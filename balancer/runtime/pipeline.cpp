@@ -5,6 +5,7 @@
 #include <dsm/pipeline.hpp>
 
 #include "glue.hpp"
+#include "pipeline_blocks.hpp"
 #include "runtime/env_setting.hpp"
 #include "runtime/runtime_hooks.hpp"
 
@@ -26,6 +27,8 @@ constexpr std::size_t message_header = 32;
 // rank runs while the others wait, are a small part of a sweep; few enough that the
 // messages per sweep stay few.
 constexpr long blocks_per_rank = 4;
+// A new share of the rows only when it moves more than this fraction of them.
+constexpr double rebalance_threshold = 0.03;
 
 std::byte* element(const Carried& a, long i, long j) {
   return static_cast<std::byte*>(a.base) + (i * a.row_stride + j) * static_cast<long>(a.elem_size);
@@ -42,9 +45,7 @@ Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long
   if (lookahead < 0) throw std::invalid_argument(what + "lookahead must not be negative");
   me_ = dsm::rank();
   ranks_ = dsm::nprocs();
-  const long rows = row_ub - row_lb;
-  block_ = ranks_ == 1 ? std::max(rows, 1L) : std::max(1L, (rows + blocks_per_rank * ranks_ - 1) / (blocks_per_rank * ranks_));
-  blocks_ = (rows + block_ - 1) / block_;
+  balance_ = runtime::run_options().policy != Policy::static_blocks;
   const auto fixed = sys::env_int("DSM_PIPE_GRAIN", 0, 0, std::uint64_t(1) << 40);
   fixed_grain_ = fixed > 0;
   // The first sweep, unmeasured: a few tiles per block.
@@ -52,15 +53,28 @@ Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long
   tile_.skew_ = lookahead_;
   tile_.col_lb_ = col_lb;
   tile_.col_ub_ = col_ub;
+  share_rows();
 }
 
-Range Pipeline::block(long k) const {
-  return {all_rows_.lb + k * block_, std::min(all_rows_.lb + (k + 1) * block_, all_rows_.ub), 1};
+// The blocks for the speeds in basis_ (equal shares while it is empty).
+void Pipeline::share_rows() {
+  const std::vector<double> speeds = basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
+  const BlockLayout layout = deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, speeds, ranks_ == 1 ? 1 : blocks_per_rank);
+  starts_ = layout.starts;
+  owners_ = layout.owners;
+  mine_.clear();
+  for (long k = 0; k < blocks(); ++k)
+    if (owners_[std::size_t(k)] == me_) mine_.push_back(k);
 }
+
+long Pipeline::blocks() const { return long(owners_.size()); }
+int Pipeline::owner(long k) const { return owners_[std::size_t(k)]; }
+Range Pipeline::block(long k) const { return {starts_[std::size_t(k)], starts_[std::size_t(k + 1)], 1}; }
 
 std::vector<Range> Pipeline::rows_of(int rank) const {
   std::vector<Range> out;
-  for (long k = rank; k < blocks_; k += ranks_) out.push_back(block(k));
+  for (long k = 0; k < blocks(); ++k)
+    if (owner(k) == rank) out.push_back(block(k));
   return out;
 }
 
@@ -74,11 +88,28 @@ long Pipeline::tiles_in(long k) const {
 
 Pipeline::Sweep Pipeline::sweep() {
   ++sweeps_;
+  // Every rank's speed, once measured (the first sweep faults its rows in): the blocks
+  // follow them when the rows would move by more than noise.
+  if (balance_ && ranks_ > 1 && sweeps_ > 2) {
+    std::vector<std::byte> mine(sizeof speed_);
+    std::memcpy(mine.data(), &speed_, sizeof speed_);
+    std::vector<double> speeds;
+    for (const auto& part : runtime::gather(mine)) {
+      double v = 0;
+      if (part.size() == sizeof v) std::memcpy(&v, part.data(), sizeof v);
+      speeds.push_back(v);
+    }
+    const std::vector<double> now = basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
+    if (shares_differ(now, speeds, rebalance_threshold)) {
+      basis_ = speeds;
+      share_rows();
+    }
+  }
   now_ = SweepFigures{grain_, 0, 0, 0, 0};
   tile_.width_ = grain_;
   tiles_ = 0;
-  for (long k = me_; k < blocks_; k += ranks_) tiles_ += tiles_in(k);
-  block_at_ = me_;
+  for (long k : mine_) tiles_ += tiles_in(k);
+  mine_at_ = 0;
   tile_at_ = 0;
   received_block_ = -1;
   return Sweep(this);
@@ -94,37 +125,54 @@ Pipeline::Sweep::iterator& Pipeline::Sweep::iterator::operator++() {
   p.finish_tile();
   if (++at_ == p.tiles_) {
     p.last_ = p.now_;
+    p.measure_speed();
     p.choose_grain();
     return *this;
   }
-  if (++p.tile_at_ == p.tiles_in(p.block_at_)) {
-    p.block_at_ += p.ranks_;
+  if (++p.tile_at_ == p.tiles_in(p.mine_[p.mine_at_])) {
+    ++p.mine_at_;
     p.tile_at_ = 0;
   }
   p.start_tile();
   return *this;
 }
 
+// Elements per second of CPU time, at the share of its core this rank gets: its own work,
+// whatever the scheduler did meanwhile, slowed only by other programs on its core.
+void Pipeline::measure_speed() {
+  runtime::SchedTimes since{sched_cpu_, sched_waiting_};
+  const runtime::CoreShareReading core = runtime::core_share(since, read_waiting_);
+  sched_cpu_ = since.cpu;
+  sched_waiting_ = since.waiting;
+  long rows = 0;
+  for (long k : mine_) rows += block(k).ub - block(k).lb;
+  const double speed = double(rows) * double(cols_.ub - cols_.lb) * core.share / std::max(last_.cpu_s, 1e-9);
+  speed_ = speed_ > 0 ? 0.5 * (speed_ + speed) : speed;
+}
+
 void Pipeline::start_tile() {
-  tile_.rows_ = block(block_at_);
+  const long block_at = mine_[mine_at_];
+  tile_.rows_ = block(block_at);
   tile_.lb_ = cols_.lb + tile_at_ * grain_;
   // The block's first row reads the block above's last row `lookahead` columns past its own.
-  if (block_at_ > 0 && owner(block_at_ - 1) != me_)
-    await(block_at_ - 1, std::min(tile_.cols(tile_.rows_.lb).ub + lookahead_, cols_.ub));
+  if (block_at > 0 && owner(block_at - 1) != me_)
+    await(block_at - 1, std::min(tile_.cols(tile_.rows_.lb).ub + lookahead_, cols_.ub));
   tile_started_ = dsm::wtime();
+  tile_cpu_started_ = runtime::sched_times(false).cpu;
 }
 
 void Pipeline::finish_tile() {
   const double t = dsm::wtime();
   now_.compute_s += t - tile_started_;
+  now_.cpu_s += runtime::sched_times(false).cpu - tile_cpu_started_;
   ++now_.tiles;
-  const long below = block_at_ + 1;
+  const long block_at = mine_[mine_at_], below = block_at + 1;
   const Range last = tile_.cols(tile_.rows_.ub - 1);
-  if (below >= blocks_ || owner(below) == me_ || last.ub <= last.lb) return;
+  if (below >= blocks() || owner(below) == me_ || last.ub <= last.lb) return;
   const std::size_t bytes = std::size_t(last.ub - last.lb) * array_.elem_size;
   std::vector<std::byte> msg(message_header + bytes);
   const std::uint64_t sweep = sweeps_;
-  const std::int64_t head[3] = {block_at_, last.lb, last.ub};
+  const std::int64_t head[3] = {block_at, last.lb, last.ub};
   std::memcpy(msg.data(), &sweep, 8);
   std::memcpy(msg.data() + 8, head, 24);
   std::memcpy(msg.data() + message_header, element(array_, tile_.rows_.ub - 1, last.lb), bytes);
@@ -167,12 +215,12 @@ void Pipeline::await(long k, long through) {
 // tiles add a fill of their own within a block, which no grain shortens: the dependences
 // make it.)
 void Pipeline::choose_grain() {
-  if (fixed_grain_ || ranks_ == 1 || blocks_ < 2 || last_.tiles == 0) return;
-  if (shift_s_ < 0) shift_s_ = detail::round_trip_seconds(owner((me_ + 1) % blocks_)) / 2;
+  if (fixed_grain_ || ranks_ == 1 || last_.tiles == 0) return;
+  if (shift_s_ < 0) shift_s_ = detail::round_trip_seconds(me_ == 0 ? 1 : 0) / 2;
   const double shift = shift_s_ + last_.messages_s / double(last_.tiles);
   if (last_.compute_s <= 0 || shift <= 0) return;
-  const double tiles = std::max(1.0, std::sqrt(double(std::min<long>(ranks_, blocks_) - 1) * last_.compute_s / shift));
-  const long mine = long(rows_of(me_).size());
+  const double tiles = std::max(1.0, std::sqrt(double(std::min<long>(ranks_, blocks()) - 1) * last_.compute_s / shift));
+  const long mine = long(mine_.size());
   const long cols = cols_.ub - cols_.lb;
   grain_ = std::clamp(long(std::ceil(double(mine * cols) / tiles)), 1L, std::max(cols, 1L));
 }

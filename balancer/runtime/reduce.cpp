@@ -103,8 +103,9 @@ std::vector<std::byte> part_of(const std::vector<Reduced>& vars, std::optional<l
   return part;
 }
 
-// Every rank's part, by rank: carried by a barrier when there are other ranks.
-std::vector<std::vector<std::byte>> gather(std::vector<std::byte> mine) {
+}  // namespace
+
+std::vector<std::vector<std::byte>> runtime::gather(std::vector<std::byte> mine) {
   if (nprocs() <= 1) return {std::move(mine)};
   runtime::Glue& g = runtime::glue();
   runtime::drop_departed(g);
@@ -119,13 +120,11 @@ std::vector<std::vector<std::byte>> gather(std::vector<std::byte> mine) {
       continue;
     }
     auto published = decode_figures(blobs[r]);
-    if (!published) runtime::stop_rank("the reduction's part from rank " + std::to_string(r) + " arrived malformed");
+    if (!published) runtime::stop_rank("the part gathered from rank " + std::to_string(r) + " at a barrier arrived malformed");
     parts.push_back(std::move(published->reduction));
   }
   return parts;
 }
-
-}  // namespace
 
 Plan Reduction::track(Plan plan) {
   // A rank's ranges are sorted and disjoint, so its greatest iteration is the last it runs.
@@ -142,7 +141,7 @@ void Reduction::finish() {
   if (mine.size() > max_reduction_bytes)
     runtime::stop_rank("a reduction of " + std::to_string(vars_.size()) + " variables is more than a barrier carries (" +
                        std::to_string(max_reduction_bytes) + " bytes)");
-  std::vector<std::vector<std::byte>> parts = gather(mine);
+  std::vector<std::vector<std::byte>> parts = runtime::gather(mine);
   // Ranks that reduce different variables (in number, type or operator) ran different code.
   for (std::size_t r = 0; r < parts.size(); ++r) {
     bool same = parts[r].size() == mine.size();

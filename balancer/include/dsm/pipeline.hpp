@@ -7,9 +7,11 @@
 //     for (long i = tile.rows().lb; i < tile.rows().ub; ++i)
 //       for (long j = tile.cols(i).lb; j < tile.cols(i).ub; ++j) a[i][j] = f(a[i-1][j-1..j+1], a[i][j-1], ...);
 //
-// The outer loop's rows are cut into blocks dealt to the ranks in turn (block k to rank
-// k mod P), a few per rank, so that every rank has work while the first rows fill the
-// pipeline. A rank runs its blocks in order, each one tile of columns at a time. Before a
+// The outer loop's rows are cut into blocks dealt to the ranks in turn, a few per rank, so
+// that every rank has work while the first rows fill the pipeline; each rank's blocks hold a
+// share of the rows proportional to its measured speed (other programs take CPU time from
+// some ranks), moved between sweeps only for a real change (not under DSM_LB=static). A rank
+// runs its blocks in order, each one tile of columns at a time. Before a
 // tile it waits until the rank of the block above has finished the columns the tile reads
 // of that block's last row; after it, it sends its block's last row's part of the tile to
 // the rank of the block below, by value, with the signal (no page fetched, no barrier inside
@@ -68,6 +70,7 @@ struct SweepFigures {
   long grain = 0;          // columns per tile
   long tiles = 0;
   double compute_s = 0;    // inside the tiles
+  double cpu_s = 0;        // ... of this thread's CPU time
   double wait_s = 0;       // for the rank of the block above
   double messages_s = 0;   // sending last rows' parts and writing received ones
 };
@@ -80,11 +83,13 @@ class Pipeline {
   // same arguments. Invalid arguments throw std::invalid_argument.
   Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long col_ub, Carried array, int lookahead);
 
-  // The blocks of rows `rank` runs, in order (none for a rank beyond the blocks): what it
-  // writes, for dsm::own.
+  // The blocks of rows `rank` runs in the sweep last started, in order (none for a rank
+  // without rows): what it writes, for dsm::own between sweep() and the first tile.
   std::vector<Range> rows_of(int rank) const;
 
-  // One execution of the nest: iterating it yields this rank's tiles, in order, each once
+  // One execution of the nest. Collective: every rank starts the same sweeps, in which the
+  // ranks agree on the blocks (at a barrier, once the speeds are measured). Iterating it
+  // yields this rank's tiles, in order, each once
   // the rank of the block above has sent what it reads; leaving a tile (the iterator's ++)
   // sends its block's last row's part to the rank of the block below.
   class Sweep {
@@ -113,15 +118,17 @@ class Pipeline {
   };
   Sweep sweep();
 
-  // The grain the next sweep runs at, the rows per block, and what the last sweep cost.
+  // The grain the next sweep runs at, and what the last sweep cost.
   long grain() const { return grain_; }
-  long block_rows() const { return block_; }
   const SweepFigures& last() const { return last_; }
 
  private:
   Range block(long k) const;
-  int owner(long k) const { return int(k % ranks_); }
+  int owner(long k) const;
+  long blocks() const;
   long tiles_in(long k) const;
+  void share_rows();
+  void measure_speed();
   void start_tile();
   void finish_tile();
   void await(long k, long through);
@@ -132,16 +139,26 @@ class Pipeline {
   Carried array_;
   int lookahead_;
   int me_ = 0, ranks_ = 1;
-  long block_ = 1, blocks_ = 0;  // rows per block, blocks
+  // Block k: rows [starts_[k], starts_[k + 1]) of rank owners_[k].
+  std::vector<long> starts_;
+  std::vector<int> owners_;
+  std::vector<long> mine_;  // this rank's blocks, in order
+  std::vector<double> basis_;  // the speeds the blocks follow (empty: equal shares)
+  double speed_ = 0;  // elements per second of this rank's tiles at its share of its core, smoothed
+  // The thread's CPU time and wait for its core at the last reading of its share.
+  double sched_cpu_ = 0, sched_waiting_ = 0;
+  bool read_waiting_ = true;
+  bool balance_ = true;
   long grain_ = 0;
   bool fixed_grain_ = false;
   double shift_s_ = -1;  // one message's trip to the next rank (measured once)
   std::uint64_t sweeps_ = 0;
   long tiles_ = 0;               // this rank's, in this sweep
-  long block_at_ = -1, tile_at_ = 0;  // the current block, and its tile
+  std::size_t mine_at_ = 0;  // the current block, in mine_
+  long tile_at_ = 0;         // and its tile
   Tile tile_;
   long received_block_ = -1, received_ = 0;  // block above's last row: columns in so far
-  double tile_started_ = 0;
+  double tile_started_ = 0, tile_cpu_started_ = 0;
   SweepFigures now_, last_;
 };
 
