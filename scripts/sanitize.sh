@@ -18,9 +18,11 @@ jobs=${JOBS:-$(nproc)}
 build_type=${DSM_SANITIZE_BUILD_TYPE:-Debug}
 
 targets=(dsmrun dsm-top dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
-         test_balancer lb_rows follow_lead dsm-load dsm-bench-bulk)
-# The runtime's tests: tests/mem, tests/net, tests/proto, tests/job, tests/balancer.
-include='^(dsm\.|mem[:.]|net\.|balancer)'
+         test_balancer lb_rows follow_lead dsm-load dsm-bench-bulk pipeline_rows gauss_seidel_seq gauss_seidel_hand
+         forge_pipeline)
+# The runtime's tests: tests/mem, tests/net, tests/proto, tests/job, tests/balancer, and the
+# pipelined nests' (the Gauss-Seidel application, forged tile messages).
+include='^(dsm\.|mem[:.]|net\.|balancer|apps\.gauss_seidel\.hand|reliability\.forged_pipeline)'
 # Left out, in every sanitizer build:
 #   fuzz      libFuzzer targets: built with clang++-14 apart from this build, and already
 #             run with -fsanitize=fuzzer,address,undefined by the normal test run.
