@@ -9,8 +9,10 @@
 # to OpenMP, the grain chosen (rank 0's last sweep) and its time against the best fixed
 # grain's. Targets: 2 ranks >= 1.5x 1 rank, faster than OpenMP; chosen within 1.10 of the
 # best fixed.
+# With LOAD=1, then the same rounds under the artificial load (dsm-load on core 1, rank 1's):
+# 2 ranks balanced (the default) and unbalanced (--lb static), and 1 rank on core 0.
 # Environment: BUILD_DIR (default build), N (2000), SWEEPS (10), ROUNDS (3),
-# GRAINS ("50 100 200 400 800 1600").
+# GRAINS ("50 100 200 400 800 1600"), LOAD (0).
 # shellcheck shell=bash disable=SC2154  # bin, run_time, run_out...: set by lib.sh
 (($# == 0)) || die_setup "usage: scripts/bench pipeline (settings in the environment)"
 n=${N:-2000}
@@ -51,3 +53,18 @@ echo "speed-up 2 ranks / 1 rank: $(ratio "$one" "$two") (target >= 1.5)"
 echo "2 ranks / OpenMP 2 threads: $(ratio "$two" "$omp_t") (target < 1)"
 echo "grain chosen (rank 0, each round): ${chosen[*]}; best fixed grain $best_g at $best_t s"
 echo "chosen / best fixed: $(ratio "$two" "$best_t") (target <= 1.10)"
+
+[ "${LOAD:-0}" = 1 ] || exit 0
+need dsm-load
+at_exit load_stop
+for ((r = 0; r < rounds; r++)); do
+  load_start 1
+  run gauss_seidel hand 2; times[load_auto]+=" $run_time"
+  run gauss_seidel hand 2 --lb static; times[load_static]+=" $run_time"
+  run gauss_seidel hand 1; times[load_one]+=" $run_time"
+  load_stop
+done
+auto_t=$(med load_auto) static_t=$(med load_static) one_t=$(med load_one)
+echo "== the same under the artificial load on core 1 (rank 1's), median of $rounds rounds"
+printf '%-28s %10s\n' "2 ranks, balanced" "$auto_t" "2 ranks, --lb static" "$static_t" "1 rank (core 0, no load)" "$one_t"
+echo "balanced / unbalanced: $(ratio "$auto_t" "$static_t") (target < 1); balanced / 1 rank: $(ratio "$auto_t" "$one_t")"
