@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dsm/balancer.hpp>
+#include <dsm/pipeline.hpp>
 
 #include "blob.hpp"
 #include "decide.hpp"
@@ -86,6 +87,7 @@ CoreShareReading core_share(SchedTimes& last, bool& read_waiting);
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
   std::vector<Site::State*> sites;
+  std::vector<const Pipeline*> pipelines;
   WriterRuns writers;  // pages written by earlier executions of every site
   std::vector<SiteFigures> pending;
   std::vector<std::byte> reduction;  // this rank's part of a reduction finishing at the next barrier

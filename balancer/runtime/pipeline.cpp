@@ -54,12 +54,19 @@ Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long
   tile_.col_lb_ = col_lb;
   tile_.col_ub_ = col_ub;
   share_rows();
+  runtime::glue().pipelines.push_back(this);
+  detail::set_stats_section_hook(runtime::stats_json);
 }
 
-// The blocks for the speeds in basis_ (equal shares while it is empty).
+Pipeline::~Pipeline() { std::erase(runtime::glue().pipelines, this); }
+
+// The speeds the blocks follow: equal until measured.
+std::vector<double> Pipeline::basis() const {
+  return basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
+}
+
 void Pipeline::share_rows() {
-  const std::vector<double> speeds = basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
-  const BlockLayout layout = deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, speeds, ranks_ == 1 ? 1 : blocks_per_rank);
+  const BlockLayout layout = deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, basis(), ranks_ == 1 ? 1 : blocks_per_rank);
   starts_ = layout.starts;
   owners_ = layout.owners;
   mine_.clear();
@@ -99,8 +106,7 @@ Pipeline::Sweep Pipeline::sweep() {
       if (part.size() == sizeof v) std::memcpy(&v, part.data(), sizeof v);
       speeds.push_back(v);
     }
-    const std::vector<double> now = basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
-    if (shares_differ(now, speeds, rebalance_threshold)) {
+    if (shares_differ(basis(), speeds, rebalance_threshold)) {
       basis_ = speeds;
       share_rows();
     }

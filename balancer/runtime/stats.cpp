@@ -2,6 +2,8 @@
 // part of the statistics of `dsmrun --stats`.
 #include "glue.hpp"
 
+#include <dsm/dsm.hpp>
+
 #include <cstdio>
 
 namespace dsm::lb::runtime {
@@ -47,7 +49,7 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
 }
 
 // An object with one entry per loop site: executions, redistributions, iterations and pages moved, and each
-// rank's power, last times and final ranges.
+// rank's power, last times and final ranges; and one per pipelined nest.
 std::string stats_json() {
   std::string out = "{";
   bool first = true;
@@ -85,6 +87,25 @@ std::string stats_json() {
       out += "]}";
     }
     out += "]}";
+  }
+  // Pipelined nests, by "pipeline NAME": this rank's grain and last sweep, every rank's rows.
+  for (const Pipeline* p : glue().pipelines) {
+    if (!first) out += ", ";
+    first = false;
+    json_string(out, "pipeline " + p->name());
+    const SweepFigures& f = p->last();
+    char head[320];
+    std::snprintf(head, sizeof head,
+                  ": {\"pipeline\": {\"sweeps\": %llu, \"grain\": %ld, \"tiles\": %ld, \"compute\": %.6f, \"wait\": %.6f, "
+                  "\"messages\": %.6f, \"rows\": [",
+                  static_cast<unsigned long long>(p->sweeps()), f.grain, f.tiles, f.compute_s, f.wait_s, f.messages_s);
+    out += head;
+    for (int r = 0; r < nprocs(); ++r) {
+      long rows = 0;
+      for (const Range& b : p->rows_of(r)) rows += b.ub - b.lb;
+      out += (r ? ", " : "") + std::to_string(rows);
+    }
+    out += "]}}";
   }
   return out + "}";
 }

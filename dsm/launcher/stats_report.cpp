@@ -22,6 +22,18 @@ namespace pt = boost::property_tree;
 // One line per loop the balancer saw, then each rank's power and ranges in it.
 void print_sites(const pt::ptree& sites) {
   for (const auto& [name, site] : sites) {
+    if (auto pipe = site.get_child_optional("pipeline")) {  // a pipelined nest: rank 0's grain
+      std::printf("\n%s: %s sweeps, grain %s columns (rank 0), last sweep %s tiles, %s s computing, %s s waiting, "
+                  "%s s in messages\n",
+                  name.c_str(), pipe->get("sweeps", "0").c_str(), pipe->get("grain", "?").c_str(),
+                  pipe->get("tiles", "?").c_str(), pipe->get("compute", "?").c_str(), pipe->get("wait", "?").c_str(),
+                  pipe->get("messages", "?").c_str());
+      std::string rows;
+      if (auto per_rank = pipe->get_child_optional("rows"))
+        for (const auto& [unused, x] : *per_rank) rows += " " + x.data();
+      std::printf("  rows by rank:%s\n", rows.c_str());
+      continue;
+    }
     const std::string follows = site.get("follows", "");
     std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s\n",
                 name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),

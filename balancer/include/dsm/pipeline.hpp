@@ -82,6 +82,9 @@ class Pipeline {
   // stencil, 1: a 9-point one). Collective in effect: every rank constructs it with the
   // same arguments. Invalid arguments throw std::invalid_argument.
   Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long col_ub, Carried array, int lookahead);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;  // the runtime's statistics refer to it
+  Pipeline& operator=(const Pipeline&) = delete;
 
   // The blocks of rows `rank` runs in the sweep last started, in order (none for a rank
   // without rows): what it writes, for dsm::own between sweep() and the first tile.
@@ -118,7 +121,10 @@ class Pipeline {
   };
   Sweep sweep();
 
-  // The grain the next sweep runs at, and what the last sweep cost.
+  // Its name, the sweeps started, the grain the next sweep runs at, and what the last cost
+  // (also in `dsmrun --stats`, rank 0's).
+  const std::string& name() const { return name_; }
+  std::uint64_t sweeps() const { return sweeps_; }
   long grain() const { return grain_; }
   const SweepFigures& last() const { return last_; }
 
@@ -127,6 +133,7 @@ class Pipeline {
   int owner(long k) const;
   long blocks() const;
   long tiles_in(long k) const;
+  std::vector<double> basis() const;
   void share_rows();
   void measure_speed();
   void start_tile();
