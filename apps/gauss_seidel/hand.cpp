@@ -13,26 +13,15 @@ int main(int argc, char** argv) {
   const long n = o.n;
   double* sh_a = dsm::alloc<double>(n * n);
   dsm::lb::Pipeline pipe("gauss_seidel", 1, n - 1, 1, n - 1, dsm::lb::carried(sh_a, n), 1);
-  // Each rank's blocks of rows are its own (the fixed boundary rows with the first and last
-  // blocks): the pages inside them need no twin and no diff, and stay writable across sweeps.
-  const auto own_blocks = [&] {
-    for (int r = 0; r < dsm::nprocs(); ++r)
-      for (const dsm::lb::Range& b : pipe.rows_of(r)) {
-        const long lo = b.lb == 1 ? 0 : b.lb, hi = b.ub == n - 1 ? n : b.ub;
-        dsm::own(r, sh_a + lo * n, (hi - lo) * n * sizeof(double));
-      }
-  };
-  // Each rank initializes the rows it owns, as a distributed program would.
-  own_blocks();
+  // Each rank initializes the rows it runs, as a distributed program would (the pipeline
+  // claims each block's pages for its rank at every sweep).
   for (const dsm::lb::Range& b : pipe.rows_of(dsm::rank()))
     gauss_seidel::init_rows(sh_a, n, b.lb == 1 ? 0 : b.lb, b.ub == n - 1 ? n : b.ub);
   dsm::barrier();
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
-    auto sweep = pipe.sweep();
-    own_blocks();
-    for (const dsm::lb::Tile& tile : sweep)
+    for (const dsm::lb::Tile& tile : pipe.sweep())
       for (long i = tile.rows().lb; i < tile.rows().ub; ++i) gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub);
     dsm::barrier();
     trace.iteration(it);

@@ -60,6 +60,18 @@ Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long
 
 Pipeline::~Pipeline() { std::erase(runtime::glue().pipelines, this); }
 
+Pipeline& Pipeline::reuse(std::optional<Pipeline>& slot, std::string name, long row_lb, long row_ub, long col_lb,
+                          long col_ub, Carried array, int lookahead) {
+  const bool same = slot && slot->all_rows_.lb == row_lb && slot->all_rows_.ub == row_ub && slot->cols_.lb == col_lb &&
+                    slot->cols_.ub == col_ub && slot->array_.base == array.base && slot->array_.elem_size == array.elem_size &&
+                    slot->array_.row_stride == array.row_stride && slot->lookahead_ == lookahead;
+  if (!same) {
+    slot.reset();
+    slot.emplace(std::move(name), row_lb, row_ub, col_lb, col_ub, array, lookahead);
+  }
+  return *slot;
+}
+
 // The speeds the blocks follow: equal until measured.
 std::vector<double> Pipeline::basis() const {
   return basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
@@ -111,6 +123,7 @@ Pipeline::Sweep Pipeline::sweep() {
       share_rows();
     }
   }
+  claim_blocks();
   now_ = SweepFigures{grain_, 0, 0, 0, 0};
   tile_.width_ = grain_;
   tiles_ = 0;
@@ -141,6 +154,18 @@ Pipeline::Sweep::iterator& Pipeline::Sweep::iterator::operator++() {
   }
   p.start_tile();
   return *this;
+}
+
+// Each block's pages to its rank (dsm::own), as the DOALL glue claims pages only one rank
+// writes: no twins, no diffs, and its owner keeps them writable across sweeps. Pages wholly
+// inside what a block writes, from its first row's first column to its last row's last.
+void Pipeline::claim_blocks() {
+  if (ranks_ == 1 || !runtime::run_options().exclusive || cols_.lb == cols_.ub) return;
+  for (long k = 0; k < blocks(); ++k) {
+    const Range b = block(k);
+    const std::byte* from = element(array_, b.lb, cols_.lb);
+    dsm::own(owner(k), from, std::size_t(element(array_, b.ub - 1, cols_.ub) - from));
+  }
 }
 
 // Elements per second of CPU time, at the share of its core this rank gets: its own work,

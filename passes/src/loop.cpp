@@ -98,7 +98,7 @@ std::optional<Loop> Analyzer::run() {
       same->dense = same->dense && s.dense;
     }
   }
-  warn_carried(out);
+  if (!carried_ok_) warn_carried(out);
   return out;
 }
 
@@ -124,10 +124,10 @@ void Analyzer::warn_carried(const Loop& loop) {
 }
 
 std::optional<Loop> analyze_loop(const ForStmt* loop, const std::vector<const ForStmt*>& instances, ASTContext& ctx,
-                                 Reporter& report, const std::vector<std::string>& privates) {
+                                 Reporter& report, const std::vector<std::string>& privates, bool carried_ok) {
   for (const ForStmt* copy : instances)
     if (const Header h = parse_header(copy); h.var) check_writes(copy, h.var, ctx, report, privates);
-  return Analyzer(loop, ctx, report, privates).run();
+  return Analyzer(loop, ctx, report, privates, carried_ok).run();
 }
 
 }  // namespace dsmpass

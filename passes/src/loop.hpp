@@ -54,7 +54,10 @@ struct Loop {
 // `report`; returns nothing when the loop cannot be rewritten. `instances` are the loop's
 // copies in the instantiations of the template it is in, whose writes are checked too.
 // `privates`: the variables of the directive's private(...) and firstprivate(...) clauses.
+// `carried_ok`: a doacross nest (ordered(2)), whose dependences between iterations are
+// kept by its pipeline, not warned of.
 std::optional<Loop> analyze_loop(const clang::ForStmt* loop, const std::vector<const clang::ForStmt*>& instances,
-                                 clang::ASTContext& ctx, Reporter& report, const std::vector<std::string>& privates);
+                                 clang::ASTContext& ctx, Reporter& report, const std::vector<std::string>& privates,
+                                 bool carried_ok = false);
 
 }  // namespace dsmpass

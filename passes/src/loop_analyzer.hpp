@@ -27,8 +27,10 @@ namespace dsmpass {
 // body of a function it calls, with the parameters bound to the caller's values.
 class Analyzer {
  public:
-  Analyzer(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report, std::vector<std::string> privates = {})
-      : loop_(loop), ctx_(ctx), report_(report), parents_(const_cast<clang::ForStmt*>(loop)), privates_(std::move(privates)) {}
+  Analyzer(const clang::ForStmt* loop, clang::ASTContext& ctx, Reporter& report, std::vector<std::string> privates = {},
+           bool carried_ok = false)
+      : loop_(loop), ctx_(ctx), report_(report), parents_(const_cast<clang::ForStmt*>(loop)), privates_(std::move(privates)),
+        carried_ok_(carried_ok) {}
 
   std::optional<Loop> run();
 
@@ -71,6 +73,7 @@ class Analyzer {
   Reporter& report_;
   clang::ParentMap parents_;
   std::vector<std::string> privates_;  // of private(...) and firstprivate(...): the loop may write them
+  bool carried_ok_ = false;           // a doacross nest: its carried dependences are no mistake
   BodyScan scan_;
   Header header_;
   std::string loop_var_;                                  // the marked loop's variable

@@ -1,6 +1,7 @@
 #include "pass.hpp"
 
 #include "loop.hpp"
+#include "nest.hpp"
 #include "outside_access.hpp"
 #include "pragma.hpp"
 #include "report.hpp"
@@ -16,6 +17,7 @@
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
 #include <map>
 
 namespace dsmpass {
@@ -89,11 +91,6 @@ llvm::json::Value to_json(const Loop& l) {
                             {"step", l.step}, {"inner", std::move(inner)}, {"sections", std::move(sections)}};
 }
 
-std::string basename(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 class Consumer : public ASTConsumer {
  public:
   Consumer(Result& result, std::vector<Mark>& marks, std::string file)
@@ -112,6 +109,7 @@ class Consumer : public ASTConsumer {
     InstanceCollector instances(sm);
     if (!marks_.empty()) instances.TraverseDecl(ctx.getTranslationUnitDecl());
     std::vector<std::pair<const Mark*, const ForStmt*>> marked;
+    std::vector<const Mark*> ordered;
     for (const Mark& m : marks_) {
       if (!m.problem.empty()) {  // first: a _Pragma in a macro is not written in the main file
         report.error(m.hash, m.problem);
@@ -122,6 +120,10 @@ class Consumer : public ASTConsumer {
         continue;
       }
       if (m.kind == Mark::single) continue;  // after the loops (rewrite_singles)
+      if (m.kind == Mark::ordered) {         // with the nest around it
+        ordered.push_back(&m);
+        continue;
+      }
       const ForStmt* loop = following_loop(m, collect.loops, sm, ctx.getLangOpts());
       if (!loop) {
         report.error(m.hash, "'#pragma dsm parallel for' must be followed directly by a for loop");
@@ -131,18 +133,23 @@ class Consumer : public ASTConsumer {
         report.error(m.hash, "the loop after '#pragma dsm parallel for' comes from a macro; write the for loop itself there");
         continue;
       }
-      if (!nested_deep(loop, m.collapse)) {
-        report.error(m.hash, "collapse(" + std::to_string(m.collapse) + ") needs " + std::to_string(m.collapse) +
+      if (!nested_deep(loop, std::max(m.collapse, m.nest))) {
+        report.error(m.hash, (m.nest ? std::string("ordered(2) needs 2") : "collapse(" + std::to_string(m.collapse) + ") needs " +
+                                                                          std::to_string(m.collapse)) +
                                  " perfectly nested for loops, each the only statement of the one around it");
         continue;
       }
       marked.emplace_back(&m, loop);
     }
     llvm::json::Array loops;
-    bool needs_algorithm = false;
+    bool needs_algorithm = false, needs_pipeline = false;
+    std::vector<const Mark*> ordered_done;
     int index = 0;
     for (const auto& [mark, loop] : marked) {
       ++index;
+      for (const Mark* m : ordered)  // reported with the nest, whatever becomes of it
+        if (mark->nest == 2 && sm.isBeforeInTranslationUnit(loop->getBeginLoc(), m->hash) && sm.isBeforeInTranslationUnit(m->hash, loop->getEndLoc()))
+          ordered_done.push_back(m);
       const auto outer = std::find_if(marked.begin(), marked.end(), [&](const auto& o) {
         return o.second != loop && sm.isBeforeInTranslationUnit(o.second->getBeginLoc(), loop->getBeginLoc()) &&
                sm.isBeforeInTranslationUnit(loop->getEndLoc(), o.second->getEndLoc());
@@ -153,7 +160,7 @@ class Consumer : public ASTConsumer {
       }
       std::vector<const ForStmt*> copies = instances.loops[loop->getBeginLoc()];
       std::erase(copies, loop);
-      auto info = analyze_loop(loop, copies, ctx, report, mark->privates);
+      auto info = analyze_loop(loop, copies, ctx, report, mark->privates, mark->nest == 2);
       if (!info) continue;
       llvm::json::Value json = to_json(*info);
       if (!mark->policy.empty()) json.getAsObject()->try_emplace("policy", mark->policy);
@@ -163,11 +170,24 @@ class Consumer : public ASTConsumer {
         for (const Mark::Reduction& r : mark->reductions) reductions.push_back(llvm::json::Object{{"op", r.op}, {"var", r.var}});
         json.getAsObject()->try_emplace("reductions", std::move(reductions));
       }
-      loops.push_back(std::move(json));
       for (const Section& s : info->sections)
         needs_algorithm |= s.lo.text.find("std::") != std::string::npos || s.hi.text.find("std::") != std::string::npos;
+      if (mark->nest == 2) {
+        const auto nest = analyze_nest(*mark, *info, ordered, ctx, report);
+        if (!nest) continue;
+        json.getAsObject()->try_emplace("pipeline", llvm::json::Object{{"inner", nest->var}, {"array", nest->carried->array},
+                                                                       {"lookahead", nest->lookahead}});
+        loops.push_back(std::move(json));
+        needs_pipeline = true;
+        rewrite_nest(rw, *mark, *info, *nest, index, file);
+        continue;
+      }
+      loops.push_back(std::move(json));
       rewrite_loop(rw, *mark, *info, index, file);
     }
+    for (const Mark* m : ordered)
+      if (std::find(ordered_done.begin(), ordered_done.end(), m) == ordered_done.end())
+        report.error(m->hash, "'#pragma dsm ordered' belongs in the inner loop of a '#pragma dsm parallel for ordered(2)' nest");
     std::vector<const ForStmt*> marked_loops;
     for (const auto& m : marked) marked_loops.push_back(m.second);
     rewrite_singles(ctx, rw, marks_, marked_loops, report);
@@ -186,7 +206,7 @@ class Consumer : public ASTConsumer {
     if (!outside_writes.empty()) top["outside_writes"] = std::move(outside_writes);
     if (!outside_reads.empty()) top["outside_reads"] = std::move(outside_reads);
     result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(std::move(top))).str() + "\n";
-    result_.rewritten = marks_.empty() && !wrapped ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm);
+    result_.rewritten = marks_.empty() && !wrapped ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm, needs_pipeline);
   }
 
  private:

@@ -29,7 +29,7 @@ std::string clause_text(const std::vector<std::string>& words, size_t from) {
 
 const char* const clause_list =
     "policy(NAME), schedule(KIND[, chunk]), private(list), firstprivate(list), lastprivate(list), reduction(op: list), "
-    "collapse(N) and nowait";
+    "collapse(N), ordered(2) and nowait";
 
 // OpenMP's schedule kinds and the policy each selects: static is equal blocks; dynamic and
 // guided ask for balancing at run time, which the balancer does; auto and runtime leave
@@ -162,6 +162,67 @@ size_t collapse_clause(const std::vector<std::string>& words, size_t k, Mark& m)
   return k + 4;
 }
 
+// Reads ordered(N) at words[k] into m.nest; as policy_clause. Nests of two loops are
+// pipelined (rows over the ranks, columns in tiles).
+size_t ordered_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
+  if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 2] != "2" || words[k + 3] != ")") {
+    m.problem = "'" + clause_text(words, k) + "': a doacross nest is written ordered(2), over two perfectly nested loops (rows, then columns)";
+    return 0;
+  }
+  m.nest = 2;
+  return k + 4;
+}
+
+// Reads `ordered depend(sink: i - 1, j + 1) ... ` or `ordered depend(source)` into `m`.
+void parse_ordered(const std::vector<std::string>& words, Mark& m) {
+  const std::string usage = "; write '#pragma dsm ordered depend(sink: i - 1, j + 1) depend(sink: i, j - 1)' before an "
+                            "iteration's work and '#pragma dsm ordered depend(source)' after it";
+  if (words.size() < 2) m.problem = "'#pragma dsm ordered' without depend(...)" + usage;
+  for (size_t k = 1; k < words.size() && m.problem.empty();) {
+    const size_t start = k;
+    if (words[k] == ",") {
+      ++k;
+      continue;
+    }
+    if (k + 3 < words.size() && words[k] == "depend" && words[k + 1] == "(" && words[k + 2] == "source" && words[k + 3] == ")") {
+      m.source = true;
+      k += 4;
+      continue;
+    }
+    if (!(k + 3 < words.size() && words[k] == "depend" && words[k + 1] == "(" && words[k + 2] == "sink" && words[k + 3] == ":")) {
+      m.problem = "malformed clause '" + clause_text(words, k) + "'" + usage;
+      break;
+    }
+    Mark::Sink sink;
+    for (k += 4; k < words.size();) {
+      if (!identifier(words[k])) break;
+      std::pair<std::string, long> at{words[k++], 0};
+      if (k + 1 < words.size() && (words[k] == "+" || words[k] == "-") && !words[k + 1].empty() &&
+          std::all_of(words[k + 1].begin(), words[k + 1].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+          words[k + 1].size() < 9) {
+        at.second = (words[k] == "-" ? -1 : 1) * std::stol(words[k + 1]);
+        k += 2;
+      }
+      sink.at.push_back(at);
+      if (k < words.size() && words[k] == ",") {
+        ++k;
+        continue;
+      }
+      break;
+    }
+    if (k >= words.size() || words[k] != ")" || sink.at.empty()) {
+      m.problem = "malformed clause '" + clause_text(words, start) + "': each position is a loop variable plus or minus a constant" + usage;
+      break;
+    }
+    ++k;
+    std::vector<std::string> clause(words.begin() + long(start), words.begin() + long(k));
+    sink.text = clause_text(clause, 0);
+    m.sinks.push_back(std::move(sink));
+  }
+  if (m.problem.empty() && m.source && !m.sinks.empty())
+    m.problem = "depend(source) and depend(sink: ...) in one '#pragma dsm ordered'" + usage;
+}
+
 // Reads the clauses after `parallel for` into `m`.
 void parse_clauses(const std::vector<std::string>& words, Mark& m) {
   Named named;
@@ -171,6 +232,7 @@ void parse_clauses(const std::vector<std::string>& words, Mark& m) {
     else if (words[k] == "reduction") k = reduction_clause(words, k, m, named);
     else if (words[k] == "schedule") k = schedule_clause(words, k, m);
     else if (words[k] == "collapse") k = collapse_clause(words, k, m);
+    else if (words[k] == "ordered") k = ordered_clause(words, k, m);
     else if (words[k] == "nowait") ++k;  // the loop has no barrier of its own to leave out
     else if (words[k] == ",") ++k;  // OpenMP allows commas between clauses
     else m.problem = "unknown clause '" + clause_text(words, k) + "' in '#pragma dsm parallel for'; the clauses are " + clause_list;
@@ -206,19 +268,25 @@ class DsmPragma : public clang::PragmaHandler {
       words.push_back(pp.getSpelling(tok));
       pp.Lex(tok);
     }
-    Mark m{Mark::parallel_for, intro.Loc, tok.getLocation(), "", "", {}, {}};
+    Mark m;
+    m.hash = intro.Loc;
+    m.end = tok.getLocation();
     if (space_ != "dsm") {
       m.problem = "'#pragma " + space_ + "' is not read: the name is lower case, '#pragma dsm parallel for'";
     } else if (intro.Kind != clang::PIK_HashPragma) {
       // Its text is a string, in a macro more often than not: the rewriter cannot replace it.
       m.problem = "_Pragma(\"dsm ...\") is not rewritten; write '#pragma dsm parallel for' on its own line before the loop";
+    } else if (!words.empty() && words[0] == "ordered") {
+      m.kind = Mark::ordered;
+      parse_ordered(words, m);
     } else if (!words.empty() && words[0] == "single") {
       m.kind = Mark::single;
       if (words.size() > 1) m.problem = "'#pragma dsm single' takes no clause ('" + clause_text(words, 1) + "')";
     } else if (words.size() < 2 || words[0] != "parallel" || words[1] != "for") {
       std::string seen;
       for (const auto& w : words) seen += " " + w;
-      m.problem = "unknown directive '#pragma dsm" + seen + "'; the directives are '#pragma dsm parallel for' and '#pragma dsm single'";
+      m.problem = "unknown directive '#pragma dsm" + seen +
+                  "'; the directives are '#pragma dsm parallel for', '#pragma dsm single' and '#pragma dsm ordered'";
     } else {
       parse_clauses(words, m);
     }

@@ -1,4 +1,5 @@
-// `#pragma dsm parallel for [clauses]` and `#pragma dsm single`: a PragmaHandler records
+// `#pragma dsm parallel for [clauses]`, `#pragma dsm single` and `#pragma dsm ordered
+// depend(...)`: a PragmaHandler records
 // where each one is (unknown pragmas never reach the AST, so the loops and statements are
 // matched to these marks afterwards).
 #pragma once
@@ -11,7 +12,7 @@
 namespace dsmpass {
 
 struct Mark {
-  enum Kind { parallel_for, single };
+  enum Kind { parallel_for, single, ordered };
   Kind kind = parallel_for;
   clang::SourceLocation hash;  // the '#' (or _Pragma)
   clang::SourceLocation end;   // end of the directive's line
@@ -30,6 +31,16 @@ struct Mark {
   // collapse(N): the loops nested in the marked one that OpenMP would distribute with it
   // (the pass checks the nest and distributes the outer loop's iterations).
   unsigned collapse = 1;
+  // ordered(N): a doacross nest of N loops, run as a pipeline (N = 2; 0 without the clause).
+  unsigned nest = 0;
+  // `#pragma dsm ordered`: its depend(sink: v1 +- c1, v2 +- c2) vectors, each loop's variable
+  // and offset, as written; depend(source) marks the end of an iteration's work.
+  struct Sink {
+    std::vector<std::pair<std::string, long>> at;
+    std::string text;
+  };
+  std::vector<Sink> sinks;
+  bool source = false;
 };
 
 // Registers the handler for every `#pragma dsm ...`; marks are appended to `marks`, which

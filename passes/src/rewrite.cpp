@@ -11,6 +11,14 @@ namespace {
 
 using namespace clang;
 
+std::string section_call(const Section& s) {
+  const std::string access = std::string("dsm::lb::Access::") + name(s.access);
+  if (s.whole) return "dsm::lb::whole_array(" + s.base + ", " + access + ")";
+  return "dsm::lb::section(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " + s.hi.text + ")";
+}
+
+}  // namespace
+
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -25,22 +33,12 @@ std::string basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Replaces the characters of `range` (its end excluded) by `text`, padded with the newlines
-// they held so the following lines keep their numbers.
 void replace_keeping_lines(Rewriter& rw, SourceRange range, std::string text) {
   const CharSourceRange r = CharSourceRange::getCharRange(range);
   const StringRef old = Lexer::getSourceText(r, rw.getSourceMgr(), rw.getLangOpts());
   text.append(std::count(old.begin(), old.end(), '\n'), '\n');
   rw.ReplaceText(r, text);
 }
-
-std::string section_call(const Section& s) {
-  const std::string access = std::string("dsm::lb::Access::") + name(s.access);
-  if (s.whole) return "dsm::lb::whole_array(" + s.base + ", " + access + ")";
-  return "dsm::lb::section(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " + s.hi.text + ")";
-}
-
-}  // namespace
 
 void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, const std::string& file) {
   const SourceManager& sm = rw.getSourceMgr();
@@ -89,9 +87,10 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), mark.reductions.empty() ? " }" : " " + red + ".finish(); }");
 }
 
-std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm) {
+std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline) {
   const FileID main = rw.getSourceMgr().getMainFileID();
   std::string head = "#include <dsm/balancer.hpp>\n";
+  if (needs_pipeline) head += "#include <dsm/pipeline.hpp>\n#include <optional>\n";
   if (needs_algorithm) head += "#include <algorithm>\n";
   head += "#line 1 " + quoted(file) + "\n";
   const RewriteBuffer* buf = rw.getRewriteBufferFor(main);

@@ -16,8 +16,17 @@ namespace dsmpass {
 // Rewrites one marked loop; `index` makes the generated names unique in the file.
 void rewrite_loop(clang::Rewriter& rw, const Mark& mark, const Loop& loop, int index, const std::string& file);
 
-// The rewritten main file: the runtime header first, then the edited text.
-std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm);
+// The rewritten main file: the runtime headers first (<dsm/pipeline.hpp> too for a
+// pipelined nest), then the edited text.
+std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline);
+
+// A string literal of `s`; a path's last component.
+std::string quoted(const std::string& s);
+std::string basename(const std::string& path);
+
+// Replaces the characters of `range` (its end excluded) by `text`, padded with the newlines
+// they held so the following lines keep their numbers.
+void replace_keeping_lines(clang::Rewriter& rw, clang::SourceRange range, std::string text);
 
 // A main file without marked loops, unchanged: compiled from elsewhere (dsmc++'s folder),
 // it still reports errors and __FILE__ at the user's path.

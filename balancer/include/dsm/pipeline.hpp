@@ -32,7 +32,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,16 @@ struct Carried {
 template <class T>
 Carried carried(T* base, long row_stride) {
   return Carried{base, sizeof(T), row_stride};
+}
+// What dsm-pass generates from a nest's write section (elements [lo, hi] of row i written at
+// base + i * row_stride, columns [col_lb, col_ub)): the array whose element (i, j) is
+// base + i * row_stride + j + (lo - col_lb). Throws std::invalid_argument when the section
+// is not one element per column (the subscript is not [i][j + c]).
+template <class T>
+Carried carried_section(T* base, long row_stride, long lo, long hi, long col_lb, long col_ub) {
+  if (hi - lo != col_ub - 1 - col_lb)
+    throw std::invalid_argument("dsm: a pipelined nest must write its array at [i][j + c] (one element per column)");
+  return Carried{base + (lo - col_lb), sizeof(T), row_stride};
 }
 
 // One tile: rows of one block, and the columns it covers in each.
@@ -83,6 +95,10 @@ class Pipeline {
   // same arguments. Invalid arguments throw std::invalid_argument.
   Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long col_ub, Carried array, int lookahead);
   ~Pipeline();
+  // What dsm-pass generates: the pipeline in `slot`, kept between the nest's executions, and
+  // made afresh (equal blocks, grain unmeasured) when its bounds, array or lookahead change.
+  static Pipeline& reuse(std::optional<Pipeline>& slot, std::string name, long row_lb, long row_ub, long col_lb,
+                         long col_ub, Carried array, int lookahead);
   Pipeline(const Pipeline&) = delete;  // the runtime's statistics refer to it
   Pipeline& operator=(const Pipeline&) = delete;
 
@@ -135,6 +151,7 @@ class Pipeline {
   long tiles_in(long k) const;
   std::vector<double> basis() const;
   void share_rows();
+  void claim_blocks();
   void measure_speed();
   void start_tile();
   void finish_tile();

@@ -1,0 +1,39 @@
+// Doacross nests: ordered(2) with OpenMP's depend clauses, run as a pipeline. A 9-point
+// Gauss-Seidel on a flat array (lookahead 1), a 5-point one on a 2-D array (lookahead 0),
+// and an unsigned counter declared before the nest.
+#include <dsm/dsm.hpp>
+
+constexpr long N = 64;
+
+void gs9(double* sh_a, long n) {
+#pragma dsm parallel for ordered(2)
+  for (long i = 1; i < n - 1; ++i)
+    for (long j = 1; j < n - 1; ++j) {
+#pragma dsm ordered depend(sink: i - 1, j + 1) depend(sink: i, j - 1)
+      sh_a[i * n + j] = (sh_a[(i - 1) * n + j - 1] + sh_a[(i - 1) * n + j] + sh_a[(i - 1) * n + j + 1] +
+                         sh_a[i * n + j - 1] + sh_a[i * n + j] + sh_a[i * n + j + 1] + sh_a[(i + 1) * n + j - 1] +
+                         sh_a[(i + 1) * n + j] + sh_a[(i + 1) * n + j + 1]) / 9.0;
+#pragma dsm ordered depend(source)
+    }
+}
+
+void gs5(double (*sh_g)[N]) {
+#pragma dsm parallel for ordered(2)
+  for (long i = 1; i < N - 1; ++i)
+    for (long j = 1; j <= N - 2; ++j) {
+#pragma dsm ordered depend(sink: i - 1, j) depend(sink: i, j - 1)
+      sh_g[i][j] = 0.25 * (sh_g[i - 1][j] + sh_g[i + 1][j] + sh_g[i][j - 1] + sh_g[i][j + 1]);
+#pragma dsm ordered depend(source)
+    }
+}
+
+void wavefront(long* sh_w, unsigned n) {
+  unsigned i, j;
+#pragma dsm parallel for ordered(2)
+  for (i = 1; i < n; ++i)
+    for (j = 1; j < n; ++j) {
+#pragma dsm ordered depend(sink: i - 1, j) depend(sink: i, j - 1)
+      sh_w[i * n + j] = sh_w[(i - 1) * n + j] + sh_w[i * n + j - 1];
+#pragma dsm ordered depend(source)
+    }
+}
