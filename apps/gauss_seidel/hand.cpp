@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   const long n = o.n;
   double* sh_a = dsm::alloc<double>(n * n);
   dsm::lb::Pipeline pipe("gauss_seidel", 1, n - 1, 1, n - 1, dsm::lb::carried(sh_a, n), 1);
-  // Each rank initializes the rows it runs, as a distributed program would (the pipeline
-  // claims each block's pages for its rank at every sweep).
+  // Each rank initializes the rows it runs, as a distributed program would, on pages it
+  // owns as each sweep will claim them (dsm::own, collective), so that no twin is taken.
+  for (int r = 0; r < dsm::nprocs(); ++r)
+    for (const dsm::lb::Range& b : pipe.rows_of(r)) dsm::own(r, sh_a + b.lb * n, (b.ub - b.lb) * n * sizeof(double));
   for (const dsm::lb::Range& b : pipe.rows_of(dsm::rank()))
     gauss_seidel::init_rows(sh_a, n, b.lb == 1 ? 0 : b.lb, b.ub == n - 1 ? n : b.ub);
   dsm::barrier();

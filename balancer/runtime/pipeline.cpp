@@ -157,14 +157,14 @@ Pipeline::Sweep::iterator& Pipeline::Sweep::iterator::operator++() {
 }
 
 // Each block's pages to its rank (dsm::own), as the DOALL glue claims pages only one rank
-// writes: no twins, no diffs, and its owner keeps them writable across sweeps. Pages wholly
-// inside what a block writes, from its first row's first column to its last row's last.
+// writes: no twins, no diffs, and its owner keeps them writable across sweeps. The pages
+// wholly inside its rows (whose columns outside the nest nobody writes in a sweep).
 void Pipeline::claim_blocks() {
   if (ranks_ == 1 || !runtime::run_options().exclusive || cols_.lb == cols_.ub) return;
   for (long k = 0; k < blocks(); ++k) {
     const Range b = block(k);
-    const std::byte* from = element(array_, b.lb, cols_.lb);
-    dsm::own(owner(k), from, std::size_t(element(array_, b.ub - 1, cols_.ub) - from));
+    const std::byte* from = element(array_, b.lb, 0);
+    dsm::own(owner(k), from, std::size_t(element(array_, b.ub, 0) - from));
   }
 }
 

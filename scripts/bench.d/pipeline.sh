@@ -3,7 +3,8 @@
 # usage: scripts/bench pipeline
 # The 9-point Gauss-Seidel (apps/gauss_seidel), N x N, SWEEPS sweeps: sequential, OpenMP
 # doacross at 2 threads, gauss_seidel_hand at 1 and 2 ranks bound to cores with the grain
-# the pipeline chooses, and at 2 ranks with each fixed grain of GRAINS (DSM_PIPE_GRAIN).
+# the pipeline chooses (and the pass-compiled source at 2 ranks, where built), and at 2
+# ranks with each fixed grain of GRAINS (DSM_PIPE_GRAIN).
 # ROUNDS rounds, every version once per round (interleaved); medians. Every checksum must
 # equal the sequential one. Prints the times, the speed-up of 2 ranks over 1 rank, the ratio
 # to OpenMP, the grain chosen (rank 0's last sweep) and its time against the best fixed
@@ -23,6 +24,8 @@ read -r -a grains <<<"${GRAINS:-50 100 200 400 800 1600}"
   die_setup "N, SWEEPS and ROUNDS must be positive integers"
 for g in "${grains[@]}"; do [[ $g =~ ^[1-9][0-9]*$ ]] || die_setup "GRAINS must be positive integers"; done
 need gauss_seidel_seq gauss_seidel_omp gauss_seidel_hand dsmrun
+with_pass=0
+[ -x "$bin/gauss_seidel_pass" ] && with_pass=1
 size=([gauss_seidel]="--n $n --iters $sweeps --trace")
 
 declare -A times
@@ -33,6 +36,7 @@ for ((r = 0; r < rounds; r++)); do
   run gauss_seidel hand 1; times[hand1]+=" $run_time"
   run gauss_seidel hand 2; times[hand2]+=" $run_time"
   chosen+=("$(field grain <<<"$run_out")")
+  if ((with_pass)); then run gauss_seidel pass 2; times[pass2]+=" $run_time"; fi
   for g in "${grains[@]}"; do
     run gauss_seidel hand 2 --env DSM_PIPE_GRAIN="$g"; times[g$g]+=" $run_time"
   done
@@ -48,6 +52,7 @@ echo "== Gauss-Seidel 9-point ${n}x${n}, $sweeps sweeps, median of $rounds round
 printf '%-28s %10s\n' version "time (s)"
 printf '%-28s %10s\n' sequential "$seq_t" "OpenMP doacross, 2 threads" "$omp_t" "DSM pipeline, 1 rank" "$one" \
   "DSM pipeline, 2 ranks" "$two"
+((with_pass)) && printf '%-28s %10s\n' "pass-compiled, 2 ranks" "$(med pass2)"
 for g in "${grains[@]}"; do printf '%-28s %10s\n' "  2 ranks, grain $g" "$(med "g$g")"; done
 echo "speed-up 2 ranks / 1 rank: $(ratio "$one" "$two") (target >= 1.5)"
 echo "2 ranks / OpenMP 2 threads: $(ratio "$two" "$omp_t") (target < 1)"
