@@ -166,7 +166,9 @@ size_t collapse_clause(const std::vector<std::string>& words, size_t k, Mark& m)
 // pipelined (rows over the ranks, columns in tiles).
 size_t ordered_clause(const std::vector<std::string>& words, size_t k, Mark& m) {
   if (k + 3 >= words.size() || words[k + 1] != "(" || words[k + 2] != "2" || words[k + 3] != ")") {
-    m.problem = "'" + clause_text(words, k) + "': a doacross nest is written ordered(2), over two perfectly nested loops (rows, then columns)";
+    const bool region = k + 1 >= words.size() || words[k + 1] != "(";
+    m.problem = "'" + clause_text(words, k) + "': " + (region ? "ordered regions are not there yet; " : "") +
+                "a doacross nest is written ordered(2), over two perfectly nested loops (rows, then columns)";
     return 0;
   }
   m.nest = 2;
