@@ -9,20 +9,8 @@
 #include <algorithm>
 
 namespace dsmpass {
-namespace {
 
 using namespace clang;
-
-const ForStmt* inner_loop(const ForStmt* outer) {
-  const Stmt* body = outer->getBody();
-  while (const auto* block = dyn_cast_or_null<CompoundStmt>(body)) {
-    if (block->size() != 1) return nullptr;
-    body = block->body_front();
-  }
-  return dyn_cast_or_null<ForStmt>(body);
-}
-
-}  // namespace
 
 std::optional<Nest> analyze_nest(const Mark& mark, const Loop& outer, const std::vector<const Mark*>& ordered,
                                  ASTContext& ctx, Reporter& report) {
@@ -31,7 +19,7 @@ std::optional<Nest> analyze_nest(const Mark& mark, const Loop& outer, const std:
   if (!mark.reductions.empty() || !mark.privates.empty() || mark.collapse > 1 || !mark.policy.empty())
     report.error(mark.hash, "'#pragma dsm parallel for ordered(2)' takes no other clause: the pipeline has its own split");
   Nest nest;
-  nest.inner = inner_loop(outer.stmt);
+  nest.inner = loop_alone_in(outer.stmt);
   if (!nest.inner) {
     report.error(mark.hash, "ordered(2) needs two perfectly nested for loops, the inner one the only statement of the outer");
     return std::nullopt;

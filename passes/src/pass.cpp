@@ -59,16 +59,8 @@ class InstanceCollector : public RecursiveASTVisitor<InstanceCollector> {
 // and every rank runs the inner loops whole, which gives OpenMP's result for any nest
 // collapse accepts.
 bool nested_deep(const ForStmt* loop, unsigned depth) {
-  for (unsigned level = 1; level < depth; ++level) {
-    const Stmt* body = loop->getBody();
-    while (const auto* block = dyn_cast_or_null<CompoundStmt>(body)) {
-      if (block->size() != 1) return false;
-      body = block->body_front();
-    }
-    loop = dyn_cast_or_null<ForStmt>(body);
-    if (!loop) return false;
-  }
-  return true;
+  for (unsigned level = 1; level < depth && loop; ++level) loop = loop_alone_in(loop);
+  return loop != nullptr;
 }
 
 llvm::json::Value to_json(const Bound& b) { return b.text; }

@@ -37,6 +37,15 @@ clang::SourceLocation token_after(clang::SourceLocation end, const clang::Source
   return next.getLocation();
 }
 
+const clang::ForStmt* loop_alone_in(const clang::ForStmt* loop) {
+  const clang::Stmt* body = loop->getBody();
+  while (const auto* block = clang::dyn_cast_or_null<clang::CompoundStmt>(body)) {
+    if (block->size() != 1) return nullptr;
+    body = block->body_front();
+  }
+  return clang::dyn_cast_or_null<clang::ForStmt>(body);
+}
+
 clang::SourceLocation after_statement(const clang::Stmt* s, const clang::SourceManager& sm, const clang::LangOptions& lo) {
   clang::SourceLocation end = clang::Lexer::getLocForEndOfToken(s->getEndLoc(), 0, sm, lo);
   if (auto next = clang::Lexer::findNextToken(s->getEndLoc(), sm, lo); next && next->is(clang::tok::semi))

@@ -25,6 +25,9 @@ bool is_shared_name(const clang::NamedDecl* d);
 // Where the first token after `end` (a directive's end of line) begins: comments skipped.
 clang::SourceLocation token_after(clang::SourceLocation end, const clang::SourceManager& sm, const clang::LangOptions& lo);
 
+// The for loop that is the whole body of `loop` (braces around it allowed), or null.
+const clang::ForStmt* loop_alone_in(const clang::ForStmt* loop);
+
 // Just past the statement's last token, including a trailing ';' that belongs to it.
 clang::SourceLocation after_statement(const clang::Stmt* s, const clang::SourceManager& sm, const clang::LangOptions& lo);
 
