@@ -168,16 +168,15 @@ void Pipeline::claim_blocks() {
   }
 }
 
-// Elements per second of CPU time, at the share of its core this rank gets: its own work,
-// whatever the scheduler did meanwhile, slowed only by other programs on its core.
+// Elements per second of the time inside this rank's tiles: its own work, slowed by what
+// takes its core meanwhile (another program, a rank of the job on the same core). Not CPU
+// time at the thread's share of the sweep's run time: a rank that mostly waits for tiles
+// waits for its core again at each wake-up, and that latency, counted as a small share,
+// made an idle rank look as slow as one with eight times the work.
 void Pipeline::measure_speed() {
-  runtime::SchedTimes since{sched_cpu_, sched_waiting_};
-  const runtime::CoreShareReading core = runtime::core_share(since, read_waiting_);
-  sched_cpu_ = since.cpu;
-  sched_waiting_ = since.waiting;
   long rows = 0;
   for (long k : mine_) rows += block(k).ub - block(k).lb;
-  const double speed = double(rows) * double(cols_.ub - cols_.lb) * core.share / std::max(last_.cpu_s, 1e-9);
+  const double speed = double(rows) * double(cols_.ub - cols_.lb) / std::max(last_.compute_s, 1e-9);
   speed_ = speed_ > 0 ? 0.5 * (speed_ + speed) : speed;
 }
 
@@ -189,13 +188,11 @@ void Pipeline::start_tile() {
   if (block_at > 0 && owner(block_at - 1) != me_)
     await(block_at - 1, std::min(tile_.cols(tile_.rows_.lb).ub + lookahead_, cols_.ub));
   tile_started_ = dsm::wtime();
-  tile_cpu_started_ = runtime::sched_times(false).cpu;
 }
 
 void Pipeline::finish_tile() {
   const double t = dsm::wtime();
   now_.compute_s += t - tile_started_;
-  now_.cpu_s += runtime::sched_times(false).cpu - tile_cpu_started_;
   ++now_.tiles;
   const long block_at = mine_[mine_at_], below = block_at + 1;
   const Range last = tile_.cols(tile_.rows_.ub - 1);

@@ -1,11 +1,12 @@
 // Integration check of dsm::lb::Pipeline through dsmrun: a 5-point Gauss-Seidel (lookahead
 // 0: strips, not parallelograms) over a grid of longs, repeated so that the blocks can follow
-// the ranks' speeds. The slowdown below is in the rank's own CPU time, which the pipeline
-// measures whatever else runs on the machine. Rank 0 checks the grid against a sequential run and prints each rank's
-// rows in the last sweep; with --slow R, rank R computes each of its points `slow_factor`
-// times (the same result), and the program fails unless rank R ends with at most 0.6 times
-// the rows of each other rank; with --equal, unless every rank keeps its equal share (as
-// under --lb static, slow rank or not).
+// the ranks' speeds. Rank 0 checks the grid against a sequential run and prints each rank's
+// rows in the last sweep. With --slow R, rank R computes each of its points `slow_factor`
+// times (the same result), and the program fails unless rank R ends with at most 3/4 of the
+// other ranks' mean rows: 8 times slower alone, it is 3-4 times slower in wall-clock time
+// with two other programs per core (a parallel test run), and such a program may slow one of
+// the other ranks too, which the blocks rightly follow. With --equal, it fails unless every
+// rank keeps its equal share (as under --lb static, slow rank or not).
 #include <dsm/dsm.hpp>
 #include <dsm/pipeline.hpp>
 
@@ -72,10 +73,12 @@ int main(int argc, char** argv) {
     for (int r = 0; r < dsm::nprocs(); ++r)
       for (const dsm::lb::Range& b : pipe.rows_of(r)) rows[std::size_t(r)] += b.ub - b.lb;
     for (int r = 0; r < dsm::nprocs(); ++r) std::printf("rank %d rows %ld\n", r, rows[std::size_t(r)]);
-    for (int r = 0; r < dsm::nprocs(); ++r) {
-      if (slow >= 0 && !equal && r != slow && 10 * rows[std::size_t(slow)] > 6 * rows[std::size_t(r)]) rc = 1;
-      if (equal && std::labs(rows[std::size_t(r)] - (n - 2) / dsm::nprocs()) > 1) rc = 1;
+    if (slow >= 0 && !equal) {
+      const long others = (n - 2) - rows[std::size_t(slow)];
+      if (4 * rows[std::size_t(slow)] * (dsm::nprocs() - 1) > 3 * others) rc = 1;
     }
+    for (int r = 0; r < dsm::nprocs(); ++r)
+      if (equal && std::labs(rows[std::size_t(r)] - (n - 2) / dsm::nprocs()) > 1) rc = 1;
     std::printf(rc ? "pipeline rows FAILED\n" : "pipeline rows ok\n");
   }
   dsm::finalize();

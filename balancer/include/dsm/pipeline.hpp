@@ -82,7 +82,6 @@ struct SweepFigures {
   long grain = 0;          // columns per tile
   long tiles = 0;
   double compute_s = 0;    // inside the tiles
-  double cpu_s = 0;        // ... of this thread's CPU time
   double wait_s = 0;       // for the rank of the block above
   double messages_s = 0;   // sending last rows' parts and writing received ones
 };
@@ -168,10 +167,7 @@ class Pipeline {
   std::vector<int> owners_;
   std::vector<long> mine_;  // this rank's blocks, in order
   std::vector<double> basis_;  // the speeds the blocks follow (empty: equal shares)
-  double speed_ = 0;  // elements per second of this rank's tiles at its share of its core, smoothed
-  // The thread's CPU time and wait for its core at the last reading of its share.
-  double sched_cpu_ = 0, sched_waiting_ = 0;
-  bool read_waiting_ = true;
+  double speed_ = 0;  // elements per second of this rank's tiles, smoothed
   bool balance_ = true;
   long grain_ = 0;
   bool fixed_grain_ = false;
@@ -182,7 +178,7 @@ class Pipeline {
   long tile_at_ = 0;         // and its tile
   Tile tile_;
   long received_block_ = -1, received_ = 0;  // block above's last row: columns in so far
-  double tile_started_ = 0, tile_cpu_started_ = 0;
+  double tile_started_ = 0;
   SweepFigures now_, last_;
 };
 
