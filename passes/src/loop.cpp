@@ -83,6 +83,7 @@ std::optional<Loop> Analyzer::run() {
 
   compute_inner_ranges(&out.inner);
   for (const Expr* ref : scan_.shared_refs) describe(ref);
+  out.uses = uses_;
 
   // One section per array, access and coefficient when the bounds can be ordered.
   for (Section& s : sections_) {

@@ -31,6 +31,15 @@ struct Section {
   bool dense = true;
 };
 
+// One use of a shared array, before the sections merge: what a doacross nest derives its
+// dependence distances from.
+struct Use {
+  std::string array, base;  // as in Section
+  Access access = Access::read;
+  std::optional<Affine> index;  // the element's flat index; none when not affine
+  clang::SourceLocation at;
+};
+
 struct InnerVar {
   std::string name;
   Bound lo, hi;  // inclusive, widened over the marked loop's whole iteration space
@@ -46,6 +55,7 @@ struct Loop {
   std::string lb, ub, step;  // texts; ub is exclusive
   std::vector<InnerVar> inner;
   std::vector<Section> sections;
+  std::vector<Use> uses;
   // The parentheses of the loop header, which the rewriter replaces.
   clang::SourceRange header;
 };

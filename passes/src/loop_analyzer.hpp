@@ -85,6 +85,7 @@ class Analyzer {
   std::set<std::string> moving_;  // keys of inner variables whose range moves with the loop variable
   std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
   std::vector<Section> sections_;
+  std::vector<Use> uses_;
 };
 
 }  // namespace dsmpass

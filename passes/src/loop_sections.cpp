@@ -166,6 +166,7 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
     range = interval(*r.at, loop_var_);
     if (!range && why.empty()) why = "it uses a variable without a known range";
   }
+  uses_.push_back({proto.array, proto.base, s.access, range ? r.at : std::optional<Affine>(), ref->getBeginLoc()});
   if (!range) {
     s.whole = true;
     not_affine(ref, proto.array, why);
@@ -237,6 +238,7 @@ bool Analyzer::through_call(const Reach& r, const Section& proto, const Shape& s
   Analyzer callee(*this, def, bind_integers(call, def));
   const std::vector<Section> found = callee.through_param(param, proto, inner, *r.at);
   sections_.insert(sections_.end(), found.begin(), found.end());
+  uses_.insert(uses_.end(), callee.uses_.begin(), callee.uses_.end());
   if (!callee.callee_why_.empty()) not_affine(call, proto.array, callee.callee_why_, true);
   return true;
 }
@@ -292,6 +294,7 @@ std::vector<Section> Analyzer::through_param(const ParmVarDecl* param, const Sec
     Section s = proto;
     s.whole = true;
     s.access = Access::read_write;
+    uses_.push_back({proto.array, proto.base, s.access, std::nullopt, param->getLocation()});
     return {s};
   }
   for (const DeclRefExpr* ref : scan_.param_refs)

@@ -1,5 +1,6 @@
 #include "nest.hpp"
 
+#include "dependence.hpp"
 #include "loop_form.hpp"
 #include "rewrite.hpp"
 #include "source.hpp"
@@ -79,8 +80,25 @@ std::optional<Nest> analyze_nest(const Mark& mark, const Loop& outer, const std:
                                   outer.var + ", " + nest.var + " - c), c > 0, in the nest's own variables");
       }
     }
-  if (!any_sink)
-    report.error(mark.hash, "ordered(2) needs '#pragma dsm ordered depend(sink: ...)' in the inner loop, naming the iterations each one waits for");
+  if (report.error_count() > errors_before) return std::nullopt;
+
+  // The distances the subscripts prove: what a nest without depend clauses relies on, and
+  // what the written ones must not miss.
+  const NestNeeds needs = nest_needs(outer.uses, nest.carried->base, outer.var, nest.var);
+  if (needs.kind == NestNeeds::Kind::refused) {
+    report.error(needs.use->at, needs.why);
+  } else if (needs.kind == NestNeeds::Kind::unknown) {
+    if (!any_sink)
+      report.error(mark.hash, "ordered(2) without '#pragma dsm ordered depend(sink: ...)' in the inner loop relies on the distances "
+                              "the pass derives, and it cannot here (" + needs.why + "); name the iterations each one waits for");
+  } else if (needs.lookahead > nest.lookahead) {
+    if (any_sink)
+      report.warning(needs.use->at, "'" + needs.use->array + "' is read here and written by iteration " + needs.writer +
+                                        ": the nest needs depend(sink: " + outer.var + " - 1, " + nest.var + " + " +
+                                        std::to_string(needs.lookahead) +
+                                        "), which its depend clauses miss; the pipeline waits for it all the same");
+    nest.lookahead = needs.lookahead;
+  }
   if (report.error_count() > errors_before) return std::nullopt;
   return nest;
 }

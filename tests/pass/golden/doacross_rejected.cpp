@@ -14,7 +14,22 @@ void nests(double* sh_a, double* sh_b, long n) {
 
 #pragma dsm parallel for ordered(2)
   for (long i = 1; i < n; ++i)
-    for (long j = 1; j < n; ++j) sh_a[i * n + j] = sh_a[(i - 1) * n + j];
+    for (long j = 1; j < n; ++j) sh_a[i * n + j] = sh_a[(i - 1) * n + j % 5];
+
+#pragma dsm parallel for ordered(2)
+  for (long i = 2; i < n; ++i)
+    for (long j = 1; j < n; ++j) {
+#pragma dsm ordered depend(sink: i - 1, j)
+      sh_a[i * n + j] = sh_a[(i - 2) * n + j];
+#pragma dsm ordered depend(source)
+    }
+
+#pragma dsm parallel for ordered(2)
+  for (long i = 1; i < n; ++i)
+    for (long j = 1; j < n; ++j) {
+      sh_a[i * n + j] = 1;
+      sh_a[(i - 1) * n + j] += 1;
+    }
 
 #pragma dsm parallel for ordered(2)
   for (long i = 1; i < n; ++i)
