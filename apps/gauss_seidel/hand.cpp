@@ -1,8 +1,11 @@
 // gauss_seidel_hand: the DSM version, pipelined with dsm::lb::Pipeline. Each rank runs its
 // blocks of rows one tile of columns at a time; the last row of the block above arrives with
-// its signal, by value. A barrier ends each sweep. Each rank initializes its own rows.
+// its signal, by value. The largest change's reduction (a barrier) ends each sweep. Each
+// rank initializes its own rows.
 #include <dsm/dsm.hpp>
 #include <dsm/pipeline.hpp>
+
+#include <algorithm>
 
 #include "../common/dsm_finish.hpp"
 #include "kernel.hpp"
@@ -23,10 +26,14 @@ int main(int argc, char** argv) {
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
+    double change = 0;
+    dsm::lb::Reduction largest{dsm::lb::reduced<dsm::lb::Op::max>(change)};
     for (const dsm::lb::Tile& tile : pipe.sweep())
-      for (long i = tile.rows().lb; i < tile.rows().ub; ++i) gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub);
-    dsm::barrier();
+      for (long i = tile.rows().lb; i < tile.rows().ub; ++i)
+        change = std::max(change, gauss_seidel::block(sh_a, n, i, i + 1, tile.cols(i).lb, tile.cols(i).ub));
+    largest.finish();  // a barrier too
     trace.iteration(it);
+    if (change <= gauss_seidel::tolerance) break;
   }
   const double t = dsm::wtime() - t0;
   // With --trace, rank 0 also reports its grain on stdout ("grain <columns>"), for scripts.

@@ -17,8 +17,10 @@ std::optional<Nest> analyze_nest(const Mark& mark, const Loop& outer, const std:
                                  ASTContext& ctx, Reporter& report) {
   const SourceManager& sm = ctx.getSourceManager();
   const unsigned errors_before = report.error_count();
-  if (!mark.reductions.empty() || !mark.privates.empty() || mark.collapse > 1 || !mark.policy.empty())
-    report.error(mark.hash, "'#pragma dsm parallel for ordered(2)' takes no other clause: the pipeline has its own split");
+  // reduction(...) names its variables as privates too; any other is a private(...) clause.
+  const bool last = std::any_of(mark.reductions.begin(), mark.reductions.end(), [](const Mark::Reduction& r) { return r.op == "last"; });
+  if (last || mark.privates.size() > mark.reductions.size() || mark.collapse > 1 || !mark.policy.empty())
+    report.error(mark.hash, "'#pragma dsm parallel for ordered(2)' takes no clause but reduction(...): the pipeline has its own split");
   Nest nest;
   nest.inner = loop_alone_in(outer.stmt);
   if (!nest.inner) {
@@ -112,7 +114,8 @@ void rewrite_nest(Rewriter& rw, const Mark& mark, const Loop& outer, const Nest&
   const Section& c = *nest.carried;
   const std::string carried = "dsm::lb::carried_section(" + c.base + ", " + c.coef.str() + ", " + c.lo.text + ", " + c.hi.text +
                               ", " + nest.lb + ", " + nest.ub + ")";
-  std::string pro = lead + "{ static std::optional<dsm::lb::Pipeline> " + slot + ";\n";
+  const std::string red = "dsm_red_" + n;
+  std::string pro = lead + "{ static std::optional<dsm::lb::Pipeline> " + slot + ";\n" + reduction_start(mark, red, ind);
   pro += ind + "  for (const dsm::lb::Tile& " + tile + " : dsm::lb::Pipeline::reuse(" + slot + ", " +
          quoted(basename(file) + ":" + std::to_string(outer.line)) + ", " + outer.lb + ", " + outer.ub + ", " + nest.lb +
          ", " + nest.ub + ", " + carried + ", " + std::to_string(nest.lookahead) + ").sweep())\n";
@@ -133,7 +136,7 @@ void rewrite_nest(Rewriter& rw, const Mark& mark, const Loop& outer, const Nest&
                             cast(nest.var_unsigned, nest.var_type, cols + ".ub") + "; ++" + nest.var);
   // The ordered lines are the pipeline's own waits and signals now.
   for (const Mark* m : nest.ordered) rw.ReplaceText(CharSourceRange::getCharRange(m->hash, m->end), "");
-  rw.InsertTextAfter(after_statement(outer.stmt, sm, rw.getLangOpts()), " }");
+  rw.InsertTextAfter(after_statement(outer.stmt, sm, rw.getLangOpts()), reduction_end(mark, red) + " }");
 }
 
 }  // namespace dsmpass

@@ -59,17 +59,10 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
       pro += "\n" + ind + "      " + section_call(loop.sections[k]) + (k + 1 < loop.sections.size() ? "," : "};\n");
     sections = acc;
   }
-  // reduction(...): each variable starts at its operator's identity on every rank, and
-  // the parts are combined after the loop (a barrier). lastprivate(...) variables take the
-  // value of the rank whose plan holds the last iteration.
+  // lastprivate(...) variables take the value of the rank whose plan holds the last iteration.
   const std::string red = "dsm_red_" + n;
   const bool last = std::any_of(mark.reductions.begin(), mark.reductions.end(), [](const Mark::Reduction& x) { return x.op == "last"; });
-  if (!mark.reductions.empty()) {
-    pro += ind + "  dsm::lb::Reduction " + red + "{";
-    for (size_t k = 0; k < mark.reductions.size(); ++k)
-      pro += std::string(k ? ", " : "") + "dsm::lb::reduced<dsm::lb::Op::" + mark.reductions[k].op + ">(" + mark.reductions[k].var + ")";
-    pro += "};\n";
-  }
+  pro += reduction_start(mark, red, ind);
   const std::string plan = "dsm::lb::redistribute(" + site + ", " + loop.lb + ", " + loop.ub + ", " + loop.step + ", " + sections + ")";
   pro += ind + "  for (const dsm::lb::Range& " + r + " : " + (last ? red + ".track(" + plan + ")" : plan) + ")\n";
   // The line after the directive's last (it may be continued with a backslash).
@@ -84,7 +77,19 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
                         (loop.var_before ? "" : loop.var_type + " ") + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
                             loop.var + " += " + part("step"));
-  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), mark.reductions.empty() ? " }" : " " + red + ".finish(); }");
+  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), reduction_end(mark, red) + " }");
+}
+
+std::string reduction_start(const Mark& mark, const std::string& name, const std::string& ind) {
+  if (mark.reductions.empty()) return "";
+  std::string out = ind + "  dsm::lb::Reduction " + name + "{";
+  for (size_t k = 0; k < mark.reductions.size(); ++k)
+    out += std::string(k ? ", " : "") + "dsm::lb::reduced<dsm::lb::Op::" + mark.reductions[k].op + ">(" + mark.reductions[k].var + ")";
+  return out + "};\n";
+}
+
+std::string reduction_end(const Mark& mark, const std::string& name) {
+  return mark.reductions.empty() ? "" : " " + name + ".finish();";
 }
 
 std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline) {

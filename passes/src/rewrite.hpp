@@ -16,6 +16,13 @@ namespace dsmpass {
 // Rewrites one marked loop; `index` makes the generated names unique in the file.
 void rewrite_loop(clang::Rewriter& rw, const Mark& mark, const Loop& loop, int index, const std::string& file);
 
+// reduction(...) of `mark` around its loop, in a dsm::lb::Reduction called `name`: the
+// declaration before the loop (each variable starts at its operator's identity on every
+// rank), indented by `ind`, and the call after it that combines the parts (a barrier).
+// Both empty without a clause.
+std::string reduction_start(const Mark& mark, const std::string& name, const std::string& ind);
+std::string reduction_end(const Mark& mark, const std::string& name);
+
 // The rewritten main file: the runtime headers first (<dsm/pipeline.hpp> too for a
 // pipelined nest), then the edited text.
 std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline);

@@ -1,7 +1,7 @@
 // Doacross nests: ordered(2) with OpenMP's depend clauses, run as a pipeline. A 9-point
 // Gauss-Seidel on a flat array (lookahead 1), a 5-point one on a 2-D array (lookahead 0),
 // an unsigned counter declared before the nest; a 9-point SOR without depend clauses,
-// whose lookahead (1) the pass derives, and a nest whose clauses miss the read two columns
+// whose lookahead (1) the pass derives, with a reduction, and a nest whose clauses miss the read two columns
 // ahead in the row above (warned of; lookahead 2).
 #include <dsm/dsm.hpp>
 
@@ -40,13 +40,18 @@ void wavefront(long* sh_w, unsigned n) {
     }
 }
 
-void sor9(double* sh_a, long n, double w) {
-#pragma dsm parallel for ordered(2)
+double sor9(double* sh_a, long n, double w) {
+  double moved = 0;
+#pragma dsm parallel for ordered(2) reduction(+: moved)
   for (long i = 1; i < n - 1; ++i)
-    for (long j = 1; j < n - 1; ++j)
-      sh_a[i * n + j] += w * ((sh_a[(i - 1) * n + j - 1] + sh_a[(i - 1) * n + j] + sh_a[(i - 1) * n + j + 1] +
-                               sh_a[i * n + j - 1] + sh_a[i * n + j + 1] + sh_a[(i + 1) * n + j - 1] +
-                               sh_a[(i + 1) * n + j] + sh_a[(i + 1) * n + j + 1]) / 8.0 - sh_a[i * n + j]);
+    for (long j = 1; j < n - 1; ++j) {
+      const double d = w * ((sh_a[(i - 1) * n + j - 1] + sh_a[(i - 1) * n + j] + sh_a[(i - 1) * n + j + 1] +
+                             sh_a[i * n + j - 1] + sh_a[i * n + j + 1] + sh_a[(i + 1) * n + j - 1] +
+                             sh_a[(i + 1) * n + j] + sh_a[(i + 1) * n + j + 1]) / 8.0 - sh_a[i * n + j]);
+      sh_a[i * n + j] += d;
+      moved += d * d;
+    }
+  return moved;
 }
 
 void far(double* sh_a, long n) {

@@ -2,6 +2,7 @@
 #include <dsm/dsm.hpp>
 
 void nests(double* sh_a, double* sh_b, long n) {
+  long last = 0;
 #pragma dsm parallel for ordered(3)
   for (long i = 1; i < n; ++i)
     for (long j = 1; j < n; ++j) sh_a[i * n + j] = sh_a[(i - 1) * n + j];
@@ -46,6 +47,13 @@ void nests(double* sh_a, double* sh_b, long n) {
       sh_a[i * n + j] = sh_a[(i - 1) * n + j];
       sh_b[i * n + j] = 1;
 #pragma dsm ordered depend(source)
+    }
+
+#pragma dsm parallel for ordered(2) lastprivate(last)
+  for (long i = 1; i < n; ++i)
+    for (long j = 1; j < n; ++j) {
+      sh_a[i * n + j] = sh_a[(i - 1) * n + j];
+      last = j;
     }
 
 #pragma dsm parallel for ordered(2) policy(shift)
