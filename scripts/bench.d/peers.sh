@@ -1,7 +1,9 @@
-# Jacobi and matmul in every version beside OpenMP and MPI, at 2 ranks / threads.
+# Jacobi, matmul and Gauss-Seidel in every version beside OpenMP (and MPI), at 2 ranks / threads.
 #
 # usage: scripts/bench peers
-# One run on this machine, side by side: Jacobi 2050x2050 floats and matmul 256x256 longs in
+# One run on this machine, side by side: Jacobi 2050x2050 floats, matmul 256x256 longs and
+# the pipelined 9-point Gauss-Seidel 2000x2000 doubles (OpenMP: its doacross loop; no MPI
+# version) in
 #   sequential            <app>_seq
 #   DSM hand              dsmrun -n 2 --bind <app>_hand
 #   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
@@ -18,27 +20,43 @@
 # the best times, with the spread of the same ratio within each round beside it.
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
 # and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
-# JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300): a few seconds per sequential run;
-# APPS (default "jacobi matmul"): the applications to run, e.g. APPS=jacobi for more rounds
-# of the one the targets are about in the same time.
+# JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300), GS_ITERS (default 10 sweeps): a
+# few seconds per sequential run, less for Gauss-Seidel; APPS (default "jacobi matmul
+# gauss_seidel"): the applications to run, e.g. APPS=jacobi for more rounds of the one the
+# targets are about in the same time.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 (($# == 0)) || die_setup "usage: scripts/bench peers (no arguments; settings in the environment)"
 repeat=${REPEAT:-3}
 ranks=2
-size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}")
-versions=(seq hand pass_static pass omp mpi)
+size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}"
+  [gauss_seidel]="--n 2000 --iters ${GS_ITERS:-10}")
+all_versions=(seq hand pass_static pass omp mpi)
+# versions_of APP: sets versions to the versions APP has (Gauss-Seidel has no MPI one).
+versions=()
+versions_of() {
+  versions=("${all_versions[@]}")
+  [ "$1" != gauss_seidel ] || versions=("${all_versions[@]:0:5}")
+}
 declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass --lb static"
   [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
 
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die_setup "REPEAT must be a positive integer, not '$repeat'"
-read -ra apps <<<"${APPS:-jacobi matmul}"
-((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul)"
+read -ra apps <<<"${APPS:-jacobi matmul gauss_seidel}"
+((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul, gauss_seidel)"
 for app in "${apps[@]}"; do
-  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul)"
+  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul, gauss_seidel)"
 done
 need dsmrun
-for app in "${apps[@]}"; do need "${app}_seq" "${app}_hand" "${app}_pass" "${app}_omp" "${app}_mpi"; done
-need_command mpirun openmpi-bin
+for app in "${apps[@]}"; do
+  versions_of "$app"
+  for v in "${versions[@]}"; do
+    case $v in pass_static) ;; *) need "${app}_$v" ;; esac
+  done
+done
+for app in "${apps[@]}"; do
+  versions_of "$app"
+  [[ " ${versions[*]} " != *" mpi "* ]] || { need_command mpirun openmpi-bin; break; }
+done
 ((cores >= ranks)) || warn "warning: $cores core(s) for $ranks ranks: oversubscribed, times mean little"
 
 # cmd_of APP VERSION: sets cmd to the command of one version (the sizes are appended).
@@ -80,6 +98,7 @@ echo "bench peers: $(date -u '+%F %T') UTC, $cores cores, load average $(cut -d'
   "$ranks ranks, best of $repeat; $(mpirun --version 2>/dev/null | head -1)"
 for app in "${apps[@]}"; do
   echo "== $app ${size[$app]}"
+  versions_of "$app"
   for ((r = 1; r <= repeat; ++r)); do
     for v in "${versions[@]}"; do peer_run "$app" "$v" "$r"; done
   done
@@ -89,6 +108,7 @@ for app in "${apps[@]}"; do
   echo
   echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (all checksums equal to sequential ${want[$app]})"
   printf '%-24s %10s %11s %9s %9s\n' version "time (s)" efficiency "x hand" "x pass"
+  versions_of "$app"
   s=${best[$app.seq]} h=${best[$app.hand]} p=${best[$app.pass]}
   for v in "${versions[@]}"; do
     t=${best[$app.$v]} n=$ranks
