@@ -66,4 +66,53 @@ bool shares_differ(std::span<const double> current, std::span<const double> spee
   return moved > threshold;
 }
 
+std::vector<double> LayoutPlan::shares_basis(int ranks) const {
+  std::vector<double> out = basis.empty() ? std::vector<double>(std::size_t(ranks), 1.0) : basis;
+  if (left_out >= 0 && left_out < int(out.size())) out.erase(out.begin() + left_out);
+  return out;
+}
+
+bool update_layout(LayoutPlan& plan, std::vector<double> speeds, double took_s, std::uint64_t sweep, const LayoutTuning& tune) {
+  for (double& v : speeds)
+    if (!std::isfinite(v) || v < 0) v = 0;
+  const int ranks = int(speeds.size());
+  // A rank left out measures nothing: its speed stays the one it had.
+  if (plan.left_out >= 0 && plan.left_out < ranks && plan.basis.size() == speeds.size())
+    speeds[std::size_t(plan.left_out)] = plan.basis[std::size_t(plan.left_out)];
+  const auto relayout = [&] {
+    plan.laid_out_at = sweep;
+    return true;
+  };
+  if (plan.probe) {
+    if (sweep < plan.laid_out_at + 2) return false;
+    const bool failed = !(took_s < plan.probe->before_s);
+    const int before = plan.probe->left_out;
+    plan.probe.reset();
+    plan.next_probe = sweep + tune.probe_every;
+    if (!failed) return false;
+    plan.left_out = before;
+    return relayout();
+  }
+  const std::vector<double> current = plan.shares_basis(ranks);
+  LayoutPlan next = plan;
+  next.basis = speeds;
+  const bool moved = shares_differ(current, next.shares_basis(ranks), tune.rebalance);
+  plan.basis = std::move(speeds);
+  if (moved) return relayout();
+  // A steady layout (unchanged for a whole iteration) is the baseline a trial is judged by.
+  if (sweep < plan.laid_out_at + 2 || sweep < plan.next_probe || ranks < 2) return false;
+  int candidate = -2;
+  if (plan.left_out >= 0) {
+    candidate = -1;
+  } else {
+    const auto fastest = std::max_element(plan.basis.begin(), plan.basis.end());
+    const auto slowest = std::min_element(plan.basis.begin(), plan.basis.end());
+    if (*fastest > 0 && *slowest < tune.probe_below * *fastest) candidate = int(slowest - plan.basis.begin());
+  }
+  if (candidate == -2) return false;
+  plan.probe = LayoutPlan::Probe{plan.left_out, took_s};
+  plan.left_out = candidate;
+  return relayout();
+}
+
 }  // namespace dsm::lb
