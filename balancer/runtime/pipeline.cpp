@@ -27,8 +27,8 @@ constexpr std::size_t message_header = 32;
 // rank runs while the others wait, are a small part of a sweep; few enough that the
 // messages per sweep stay few.
 constexpr long blocks_per_rank = 4;
-// When the blocks follow new speeds, and when a slow rank is left out for a trial.
-constexpr LayoutTuning tuning{};
+// A new share of the rows only when it moves more than this fraction of them.
+constexpr double rebalance_threshold = 0.03;
 
 std::byte* element(const Carried& a, long i, long j) {
   return static_cast<std::byte*>(a.base) + (i * a.row_stride + j) * static_cast<long>(a.elem_size);
@@ -53,7 +53,6 @@ Pipeline::Pipeline(std::string name, long row_lb, long row_ub, long col_lb, long
   tile_.skew_ = lookahead_;
   tile_.col_lb_ = col_lb;
   tile_.col_ub_ = col_ub;
-  plan_ = std::make_unique<LayoutPlan>();
   share_rows();
   runtime::glue().pipelines.push_back(this);
   detail::set_stats_section_hook(runtime::stats_json);
@@ -73,34 +72,18 @@ Pipeline& Pipeline::reuse(std::optional<Pipeline>& slot, std::string name, long 
   return *slot;
 }
 
+// The speeds the blocks follow: equal until measured.
+std::vector<double> Pipeline::basis() const {
+  return basis_.empty() ? std::vector<double>(std::size_t(ranks_), 1.0) : basis_;
+}
+
 void Pipeline::share_rows() {
-  const std::vector<double> speeds = plan_->shares_basis(ranks_);
-  const BlockLayout layout =
-      deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, speeds, speeds.size() == 1 ? 1 : blocks_per_rank);
+  const BlockLayout layout = deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, basis(), ranks_ == 1 ? 1 : blocks_per_rank);
   starts_ = layout.starts;
   owners_ = layout.owners;
-  for (int& r : owners_) r = plan_->job_rank(r);
   mine_.clear();
   for (long k = 0; k < blocks(); ++k)
     if (owners_[std::size_t(k)] == me_) mine_.push_back(k);
-}
-
-// Every rank's speed and the time of its last iteration (sweep() to sweep(): the sweep, the
-// barrier after it and whatever the program does between; the slowest rank's counts), from
-// sweep 3 on (the first faults the rows in), for update_layout.
-void Pipeline::rebalance(double iteration_s) {
-  const double mine[2] = {speed_, iteration_s};
-  std::vector<std::byte> bytes(sizeof mine);
-  std::memcpy(bytes.data(), mine, sizeof mine);
-  std::vector<double> speeds;
-  double took = 0;
-  for (const auto& part : runtime::gather(bytes)) {
-    double v[2] = {0, 0};
-    if (part.size() == sizeof v) std::memcpy(v, part.data(), sizeof v);
-    speeds.push_back(v[0]);
-    if (std::isfinite(v[1])) took = std::max(took, v[1]);
-  }
-  if (update_layout(*plan_, std::move(speeds), took, sweeps_, tuning)) share_rows();
 }
 
 long Pipeline::blocks() const { return long(owners_.size()); }
@@ -124,10 +107,22 @@ long Pipeline::tiles_in(long k) const {
 
 Pipeline::Sweep Pipeline::sweep() {
   ++sweeps_;
-  const double now = dsm::wtime();
-  const double iteration_s = iteration_started_ < 0 ? 0 : now - iteration_started_;
-  iteration_started_ = now;
-  if (balance_ && ranks_ > 1 && sweeps_ > 2) rebalance(iteration_s);
+  // Every rank's speed, once measured (the first sweep faults its rows in): the blocks
+  // follow them when the rows would move by more than noise.
+  if (balance_ && ranks_ > 1 && sweeps_ > 2) {
+    std::vector<std::byte> mine(sizeof speed_);
+    std::memcpy(mine.data(), &speed_, sizeof speed_);
+    std::vector<double> speeds;
+    for (const auto& part : runtime::gather(mine)) {
+      double v = 0;
+      if (part.size() == sizeof v) std::memcpy(&v, part.data(), sizeof v);
+      speeds.push_back(v);
+    }
+    if (shares_differ(basis(), speeds, rebalance_threshold)) {
+      basis_ = speeds;
+      share_rows();
+    }
+  }
   claim_blocks();
   now_ = SweepFigures{grain_, 0, 0, 0, 0};
   tile_.width_ = grain_;
@@ -179,7 +174,6 @@ void Pipeline::claim_blocks() {
 // waits for its core again at each wake-up, and that latency, counted as a small share,
 // made an idle rank look as slow as one with eight times the work.
 void Pipeline::measure_speed() {
-  if (mine_.empty()) return;
   long rows = 0;
   for (long k : mine_) rows += block(k).ub - block(k).lb;
   const double speed = double(rows) * double(cols_.ub - cols_.lb) / std::max(last_.compute_s, 1e-9);
@@ -253,8 +247,7 @@ void Pipeline::choose_grain() {
   if (shift_s_ < 0) shift_s_ = detail::round_trip_seconds(me_ == 0 ? 1 : 0) / 2;
   const double shift = shift_s_ + last_.messages_s / double(last_.tiles);
   if (last_.compute_s <= 0 || shift <= 0) return;
-  const long in_pipeline = std::min<long>(plan_->left_out >= 0 ? ranks_ - 1 : ranks_, blocks());
-  const double tiles = std::max(1.0, std::sqrt(double(std::max(in_pipeline - 1, 1L)) * last_.compute_s / shift));
+  const double tiles = std::max(1.0, std::sqrt(double(std::min<long>(ranks_, blocks()) - 1) * last_.compute_s / shift));
   const long mine = long(mine_.size());
   const long cols = cols_.ub - cols_.lb;
   grain_ = std::clamp(long(std::ceil(double(mine * cols) / tiles)), 1L, std::max(cols, 1L));

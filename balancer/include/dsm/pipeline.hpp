@@ -34,7 +34,6 @@
 #include <cstddef>
 #include <stdexcept>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,8 +85,6 @@ struct SweepFigures {
   double wait_s = 0;       // for the rank of the block above
   double messages_s = 0;   // sending last rows' parts and writing received ones
 };
-
-struct LayoutPlan;  // balancer/pipeline_blocks.hpp
 
 class Pipeline {
  public:
@@ -151,8 +148,8 @@ class Pipeline {
   int owner(long k) const;
   long blocks() const;
   long tiles_in(long k) const;
+  std::vector<double> basis() const;
   void share_rows();
-  void rebalance(double iteration_s);
   void claim_blocks();
   void measure_speed();
   void start_tile();
@@ -169,8 +166,7 @@ class Pipeline {
   std::vector<long> starts_;
   std::vector<int> owners_;
   std::vector<long> mine_;  // this rank's blocks, in order
-  std::unique_ptr<LayoutPlan> plan_;  // the speeds the blocks follow, and the rank left out
-  double iteration_started_ = -1;
+  std::vector<double> basis_;  // the speeds the blocks follow (empty: equal shares)
   double speed_ = 0;  // elements per second of this rank's tiles, smoothed
   bool balance_ = true;
   long grain_ = 0;
