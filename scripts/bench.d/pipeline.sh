@@ -10,10 +10,11 @@
 # to OpenMP, the grain chosen (rank 0's last sweep) and its time against the best fixed
 # grain's. Targets: 2 ranks >= 1.5x 1 rank, faster than OpenMP; chosen within 1.10 of the
 # best fixed.
-# With LOAD=1, then the same rounds under the artificial load (dsm-load on core 1, rank 1's):
-# 2 ranks balanced (the default) and unbalanced (--lb static), and 1 rank on core 0.
+# With LOAD=1, then the same rounds under the artificial load (dsm-load on core 1, rank 1's),
+# LOAD_SWEEPS sweeps: 2 ranks balanced (the default) and unbalanced (--lb static), and 1
+# rank on core 0.
 # Environment: BUILD_DIR (default build), N (2000), SWEEPS (10), ROUNDS (3),
-# GRAINS ("50 100 200 400 800 1600"), LOAD (0).
+# GRAINS ("50 100 200 400 800 1600"), LOAD (0), LOAD_SWEEPS (40).
 # shellcheck shell=bash disable=SC2154  # bin, run_time, run_out...: set by lib.sh
 (($# == 0)) || die_setup "usage: scripts/bench pipeline (settings in the environment)"
 n=${N:-2000}
@@ -61,6 +62,9 @@ echo "chosen / best fixed: $(ratio "$two" "$best_t") (target <= 1.10)"
 
 [ "${LOAD:-0}" = 1 ] || exit 0
 need dsm-load
+load_sweeps=${LOAD_SWEEPS:-40}
+[[ $load_sweeps =~ ^[1-9][0-9]*$ ]] || die_setup "LOAD_SWEEPS must be a positive integer"
+size=([gauss_seidel]="--n $n --iters $load_sweeps --trace")
 at_exit load_stop
 for ((r = 0; r < rounds; r++)); do
   load_start 1
@@ -70,6 +74,6 @@ for ((r = 0; r < rounds; r++)); do
   load_stop
 done
 auto_t=$(med load_auto) static_t=$(med load_static) one_t=$(med load_one)
-echo "== the same under the artificial load on core 1 (rank 1's), median of $rounds rounds"
+echo "== $load_sweeps sweeps under the artificial load on core 1 (rank 1's), median of $rounds rounds"
 printf '%-28s %10s\n' "2 ranks, balanced" "$auto_t" "2 ranks, --lb static" "$static_t" "1 rank (core 0, no load)" "$one_t"
 echo "balanced / unbalanced: $(ratio "$auto_t" "$static_t") (target < 1); balanced / 1 rank: $(ratio "$auto_t" "$one_t")"
