@@ -2,6 +2,10 @@
 // is checked.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -107,4 +111,15 @@ TEST_CASE("a board reader refuses what is not a valid board, saying why") {
     img.slot(2).state = 9;
     refuses(img, "slot 2 has an unknown state 9");
   }
+}
+
+TEST_CASE("a board that its creator never sized is refused after the creator's grace, saying so") {
+  const std::string token = "0badc0de0badc0de";
+  const std::string name = board::board_name(token);
+  // What a creating rank leaves when it dies (or fails to size it) right after creating it.
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  REQUIRE(fd >= 0);
+  close(fd);
+  CHECK_THROWS_WITH(board::Board(token, 2), Catch::Contains("was not sized by the rank that created it"));
+  shm_unlink(name.c_str());
 }

@@ -200,7 +200,14 @@ Board::Board(const std::string& token, int nranks) : name_(board_name(token)), m
       map_->region = bip::mapped_region(map_->shm, bip::read_write, 0, size);
       if (header_of(map_->image()).magic.load(std::memory_order_acquire) != 0) break;
     }
-    if (std::chrono::steady_clock::now() > deadline) break;  // read() says what is wrong
+    if (std::chrono::steady_clock::now() > deadline) {
+      // Never sized: its creator failed (out of room in /dev/shm, say, when it removes the
+      // name again) or stopped; a board sized but not written, read() below describes.
+      if (map_->region.get_size() == 0)
+        throw std::runtime_error("statistics board " + name_ + " was not sized by the rank that created it within " +
+                                 std::to_string(creator_grace.count()) + " s (see that rank's message)");
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   Snapshot snap;
