@@ -113,11 +113,10 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
   for (const Section& s : accesses) {
     if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
     const Mode mode = s.access == Access::read ? Mode::read : s.access == Access::write ? Mode::write : Mode::read_write;
-    if (s.whole) {
-      const detail::Extent e = detail::allocation_of(s.base);
-      if (!writes(s) && e.start) wants.push_back({Mode::read, {address(e.start), address(e.start) + std::int64_t(e.bytes)}});
-      continue;
-    }
+    // A subscript the pass could not follow (an indirect a[b[k]]) may touch a few pages of
+    // the array or all of them: faults fetch what it touches, ahead in growing runs where
+    // it walks through memory.
+    if (s.whole) continue;
     for (const Range& r : mine) {
       const Bytes b = hull(s, r);
       if (b.last <= b.first) continue;

@@ -50,7 +50,8 @@ void shared_edge(int phases) {
 // A result gathered after a loop: the last rank writes a word of each of 512 pages, and rank
 // 0 then reads them in order (fetched ahead, in runs, far fewer requests than pages), then
 // in a scattered order (one request per page at most, all values right), then writes them
-// in order (the fetches run ahead of the write faults too).
+// in order (the fetches run ahead of the write faults too); then three such arrays read
+// side by side.
 void fetch_ahead() {
   const long pages = 512, words = 4096 / 8;
   const int me = dsm::rank(), writer = dsm::nprocs() - 1;
@@ -74,6 +75,23 @@ void fetch_ahead() {
     }
     dsm::barrier();
   }
+  // Three arrays read side by side (a sparse matrix's values, indices and row starts): each
+  // is a walk of its own, fetched ahead as if it were read alone.
+  std::uint64_t* arrays[3] = {sh, dsm::alloc<std::uint64_t>(pages * words), dsm::alloc<std::uint64_t>(pages * words)};
+  if (me == writer)
+    for (long p = 0; p < pages; ++p)
+      for (long a = 0; a < 3; ++a) arrays[a][p * words] = stamped(4 + int(a), p);
+  dsm::barrier();
+  if (me == 0) {
+    const long before = fetches();
+    for (long p = 0; p < pages; ++p)
+      for (long a = 0; a < 3; ++a)
+        expect(arrays[a][p * words] == stamped(4 + int(a), p), "fetch ahead, three walks", p, long(arrays[a][p * words]),
+               long(stamped(4 + int(a), p)));
+    const long made = fetches() - before;
+    expect(made <= 3 * pages / 8, "requests for three reads in order", me, made, 3 * pages / 8);
+  }
+  dsm::barrier();
 }
 
 // Each rank writes its block of pages without dsm::own: in order, the write faults open the

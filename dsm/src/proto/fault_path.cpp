@@ -81,15 +81,22 @@ void on_fault(void* addr, bool is_write) {
   (is_write ? c.write_faults : c.read_faults).fetch_add(1, std::memory_order_relaxed);
   stats::Timer timer(c.protocol_ns);
   if (!s.heap.pages[page].valid) {
-    // A fault on the page right after the run the last fetching fault brought is a walk
+    // A fault on the page right after a run a fetching fault brought continues a walk
     // through memory others wrote (a result gathered after a loop): fetch ahead, in runs
     // that double up to max_fetch_ahead pages, fetched as a prefetch of them would be rather
-    // than a fault per page. Pages already valid are left out; any other fault fetches its
-    // page alone.
-    ahead.fetch_window = page == ahead.next_fetch ? std::min(2 * ahead.fetch_window, max_fetch_ahead) : 1;
-    ahead.next_fetch = std::min(page + ahead.fetch_window, s.heap.allocated.load());
+    // than a fault per page. Any other fault fetches its page alone and starts a walk in
+    // place of the one continued longest ago.
+    Ahead::Walk* walk = std::find_if(ahead.walks.begin(), ahead.walks.end(), [&](const Ahead::Walk& w) { return w.next == page; });
+    if (walk != ahead.walks.end()) {
+      walk->window = std::min(2 * walk->window, max_fetch_ahead);
+    } else {
+      walk = std::min_element(ahead.walks.begin(), ahead.walks.end(), [](const Ahead::Walk& a, const Ahead::Walk& b) { return a.used < b.used; });
+      walk->window = 1;
+    }
+    walk->used = ++ahead.faults;
+    walk->next = std::min(page + walk->window, s.heap.allocated.load());
     std::vector<std::uint32_t> run;
-    for (std::uint32_t p = page; p < ahead.next_fetch; ++p) run.push_back(p);
+    for (std::uint32_t p = page; p < walk->next; ++p) run.push_back(p);
     make_valid(std::move(run));
   }
   if (!is_write) return;

@@ -174,8 +174,17 @@ struct Served {
 
 // Fetching and opening ahead of sequential faults (application thread).
 struct Ahead {
-  std::uint32_t next_fetch = ~0u;  // the page after the last run a fault fetched
-  std::uint32_t fetch_window = 1;  // pages that run had
+  // Walks through memory others wrote that faults follow, each the page after the last run
+  // a fault fetched for it and that run's length: a loop reads several arrays at once (a
+  // sparse matrix's values, column indices and row starts), each a walk of its own.
+  struct Walk {
+    std::uint32_t next = ~0u;
+    std::uint32_t window = 1;
+    std::uint64_t used = 0;  // when a fault last continued it (for replacing the oldest)
+  };
+  static constexpr std::size_t walks_kept = 8;
+  std::array<Walk, walks_kept> walks{};
+  std::uint64_t faults = 0;
   std::uint32_t next_write = ~0u;  // the same for the last run a write fault opened
   std::uint32_t write_window = 1;
   // Largest run a write fault opens ahead on sequential first writes (DSM_WRITE_AHEAD; 1:
