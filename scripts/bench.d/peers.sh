@@ -1,9 +1,10 @@
-# Jacobi, matmul and Gauss-Seidel in every version beside OpenMP (and MPI), at 2 ranks / threads.
+# Jacobi, matmul, Gauss-Seidel and SpMV in every version beside OpenMP (and MPI), at 2 ranks.
 #
 # usage: scripts/bench peers
-# One run on this machine, side by side: Jacobi 2050x2050 floats, matmul 256x256 longs and
+# One run on this machine, side by side: Jacobi 2050x2050 floats, matmul 256x256 longs,
 # the pipelined 9-point Gauss-Seidel 2000x2000 doubles (OpenMP: its doacross loop; no MPI
-# version) in
+# version) and the sparse matrix-vector product of a 1500² grid's Laplacian (an irregular
+# loop; no hand or MPI version) in
 #   sequential            <app>_seq
 #   DSM hand              dsmrun -n 2 --bind <app>_hand
 #   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
@@ -21,30 +22,33 @@
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
 # and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
 # JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300), GS_ITERS (default 10 sweeps): a
-# few seconds per sequential run, less for Gauss-Seidel; APPS (default "jacobi matmul
-# gauss_seidel"): the applications to run, e.g. APPS=jacobi for more rounds of the one the
-# targets are about in the same time.
+# few seconds per sequential run, less for Gauss-Seidel; SPMV_ITERS (default 50); APPS
+# (default "jacobi matmul gauss_seidel spmv"): the applications to run, e.g. APPS=jacobi for
+# more rounds of the one the targets are about in the same time.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 (($# == 0)) || die_setup "usage: scripts/bench peers (no arguments; settings in the environment)"
 repeat=${REPEAT:-3}
 ranks=2
 size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}"
-  [gauss_seidel]="--n 2000 --iters ${GS_ITERS:-10}")
+  [gauss_seidel]="--n 2000 --iters ${GS_ITERS:-10}" [spmv]="--n 1500 --iters ${SPMV_ITERS:-50}")
 all_versions=(seq hand pass_static pass omp mpi)
-# versions_of APP: sets versions to the versions APP has (Gauss-Seidel has no MPI one).
+# versions_of APP: sets versions to the versions APP has.
 versions=()
 versions_of() {
-  versions=("${all_versions[@]}")
-  [ "$1" != gauss_seidel ] || versions=("${all_versions[@]:0:5}")
+  case $1 in
+    gauss_seidel) versions=(seq hand pass_static pass omp) ;;
+    spmv) versions=(seq pass_static pass omp) ;;
+    *) versions=("${all_versions[@]}") ;;
+  esac
 }
 declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass --lb static"
   [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
 
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die_setup "REPEAT must be a positive integer, not '$repeat'"
-read -ra apps <<<"${APPS:-jacobi matmul gauss_seidel}"
-((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul, gauss_seidel)"
+read -ra apps <<<"${APPS:-jacobi matmul gauss_seidel spmv}"
+((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul, gauss_seidel, spmv)"
 for app in "${apps[@]}"; do
-  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul, gauss_seidel)"
+  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul, gauss_seidel, spmv)"
 done
 need dsmrun
 for app in "${apps[@]}"; do
@@ -109,12 +113,12 @@ for app in "${apps[@]}"; do
   echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (all checksums equal to sequential ${want[$app]})"
   printf '%-24s %10s %11s %9s %9s\n' version "time (s)" efficiency "x hand" "x pass"
   versions_of "$app"
-  s=${best[$app.seq]} h=${best[$app.hand]} p=${best[$app.pass]}
+  s=${best[$app.seq]} h=${best[$app.hand]:-} p=${best[$app.pass]}
   for v in "${versions[@]}"; do
     t=${best[$app.$v]} n=$ranks
     [ "$v" = seq ] && n=1  # one core
     printf '%-24s %10s %11s %9s %9s\n' "${label[$v]}" "$t" \
-      "$(awk -v s="$s" -v t="$t" -v n="$n" 'BEGIN { printf "%.3f", s / (n * t) }')" "$(ratio "$t" "$h")" "$(ratio "$t" "$p")"
+      "$(awk -v s="$s" -v t="$t" -v n="$n" 'BEGIN { printf "%.3f", s / (n * t) }')" "$([ -n "$h" ] && ratio "$t" "$h" || echo -)" "$(ratio "$t" "$p")"
   done
 done
 
