@@ -4,7 +4,7 @@
 # One run on this machine, side by side: Jacobi 2050x2050 floats, matmul 256x256 longs,
 # the pipelined 9-point Gauss-Seidel 2000x2000 doubles (OpenMP: its doacross loop; no MPI
 # version) and the sparse matrix-vector product of a 1500² grid's Laplacian (an irregular
-# loop; no hand or MPI version) in
+# loop; no hand version) in
 #   sequential            <app>_seq
 #   DSM hand              dsmrun -n 2 --bind <app>_hand
 #   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
@@ -37,7 +37,7 @@ versions=()
 versions_of() {
   case $1 in
     gauss_seidel) versions=(seq hand pass_static pass omp) ;;
-    spmv) versions=(seq pass_static pass omp) ;;
+    spmv) versions=(seq pass_static pass omp mpi) ;;
     *) versions=("${all_versions[@]}") ;;
   esac
 }
