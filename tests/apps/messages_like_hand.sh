@@ -2,7 +2,7 @@
 # messages_like_hand.sh PERCENT DSMRUN-ARGS... -- HAND PASS APP-ARGS...
 # Runs the hand-parallelized and the pass-compiled version through `dsmrun DSMRUN-ARGS
 # --stats` and fails unless both give the same checksum and the pass-compiled one sends at
-# most PERCENT % more messages in all than the hand version (within 5 %). In all: over the
+# most PERCENT % more messages in all than the hand version. In all: over the
 # network (msgs_sent) and to the rank itself (msgs_self, a manager's own requests), every
 # message the protocol sends.
 set -uo pipefail
