@@ -74,16 +74,6 @@ struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
 SchedTimes sched_times(bool with_waiting);
-// The share of its core this rank's thread got since `last` (which it updates): CPU over CPU
-// plus waiting for the core (read when `read_waiting`, which it updates), and, for a rank
-// bound to one core, at most what it could keep against other programs there
-// (detail::watch_core). At least 0.05. `shared`: another program takes that core's time.
-struct CoreShareReading {
-  double share = 1;
-  bool shared = false;
-};
-CoreShareReading core_share(SchedTimes& last, bool& read_waiting);
-
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
   std::vector<Site::State*> sites;

@@ -47,6 +47,16 @@ SchedTimes sched_times(bool with_waiting) {
   return t;
 }
 
+namespace {
+
+// The share of its core this rank's thread got since `last` (which it updates): CPU over CPU
+// plus waiting for the core (read when `read_waiting`, which it updates), and, for a rank
+// bound to one core, at most what it could keep against other programs there
+// (detail::watch_core). At least 0.05. `shared`: another program takes that core's time.
+struct CoreShareReading {
+  double share = 1;
+  bool shared = false;
+};
 CoreShareReading core_share(SchedTimes& last, bool& read_waiting) {
   const SchedTimes sched = sched_times(read_waiting);
   const double cpu = sched.cpu - last.cpu, waiting = sched.waiting - last.waiting;
@@ -61,6 +71,8 @@ CoreShareReading core_share(SchedTimes& last, bool& read_waiting) {
   last = sched;
   return {std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05), shared};
 }
+
+}  // namespace
 
 void drop_departed(Glue& g) {
   const std::uint64_t now = detail::barrier_count();
