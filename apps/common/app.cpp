@@ -7,14 +7,18 @@
 
 namespace app {
 
-Options parse(int argc, char** argv, const char* what, Options defaults) {
+Options parse(int argc, char** argv, const char* what, Options defaults, const std::vector<std::string>& problems) {
   Options o = defaults;
   CLI::App cli{what};
   cli.add_option("--n", o.n, "problem size")->capture_default_str()->check(CLI::Range(3L, 1L << 20));
   cli.add_option("--iters", o.iters, "iterations")->capture_default_str()->check(CLI::Range(1L, 1L << 30));
   cli.add_flag("--check", o.check, "also compute sequentially on rank 0 and compare (exit 1 if different)");
   cli.add_flag("--trace", o.trace, "print the duration of every iteration");
+  std::string problem = problems.empty() ? "" : problems.front();
+  if (!problems.empty()) cli.add_option("--problem", problem, "the problem to solve")->capture_default_str()->check(CLI::IsMember(problems));
   dsm::cli::parse_or_exit(cli, argc, argv);
+  for (std::size_t k = 0; k < problems.size(); ++k)
+    if (problems[k] == problem) o.problem = static_cast<int>(k);
   return o;
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace app {
 
@@ -19,11 +21,13 @@ struct Options {
   long iters = 0;      // repetitions of the outer loop
   bool check = false;  // recompute sequentially in private memory and compare
   bool trace = false;  // print one line per iteration
+  int problem = 0;     // index of --problem in the application's list of problems
 };
 
 // Parses the common options (CLI11, compiled once in app.cpp). Exits with CLI11's message and
-// code on bad input or --help.
-Options parse(int argc, char** argv, const char* what, Options defaults);
+// code on bad input or --help. An application that solves more than one problem names them
+// in `problems` (the first is the default): `--problem NAME` then picks one.
+Options parse(int argc, char** argv, const char* what, Options defaults, const std::vector<std::string>& problems = {});
 
 // 64-bit hash of the bytes of an array: equal checksums mean bit-identical results
 // (for floating point too, where a sum would hide differences in the last bits).

@@ -1,17 +1,20 @@
-# Jacobi, matmul, Gauss-Seidel and SpMV in every version beside OpenMP (and MPI), at 2 ranks.
+# Jacobi, matmul, Gauss-Seidel, SpMV and CG in every version beside OpenMP (and MPI), at 2 ranks.
 #
 # usage: scripts/bench peers
 # One run on this machine, side by side: Jacobi 2050x2050 floats, matmul 256x256 longs,
 # the pipelined 9-point Gauss-Seidel 2000x2000 doubles (OpenMP: its doacross loop; no MPI
 # version) and the sparse matrix-vector product of a 1500² grid's Laplacian (an irregular
-# loop; no hand version) in
+# loop; no hand version) and conjugate gradient on a 100³ grid's 7-point Laplacian (cg) and on
+# a random matrix of as many nonzeros in 1/16 of the rows, in the manner of NAS CG (cg_random) in
 #   sequential            <app>_seq
 #   DSM hand              dsmrun -n 2 --bind <app>_hand
 #   DSM pass --lb static  dsmrun -n 2 --bind --lb static <app>_pass
 #   DSM pass (default)    dsmrun -n 2 --bind <app>_pass          (balancer policy auto)
 #   OpenMP                <app>_omp, OMP_NUM_THREADS=2, threads bound to cores
 #   MPI                   mpirun -np 2 --bind-to core <app>_mpi  (Open MPI, apps/peers/mpirun.sh)
-# Every run's checksum must equal the sequential one, or the script stops with an error.
+# Every run's checksum must equal the sequential one, or the script stops with an error; CG's
+# dot products add their parts in another order on 2 ranks, so its runs are checked with
+# --check instead (x within 1e-9 of the sequential solution, computed after the clock stops).
 # Each version runs REPEAT times, interleaved (seq, hand, ..., MPI, seq, hand, ...) so that a
 # burst of load elsewhere hits all versions alike; the table uses each version's best time
 # (the run least disturbed by the rest of the machine), efficiency = sequential / (2 x time)
@@ -22,15 +25,22 @@
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for the _pass versions
 # and Open MPI for the _mpi ones: scripts/setup.sh installs both), REPEAT (default 3),
 # JACOBI_ITERS (default 1500), MATMUL_ITERS (default 300), GS_ITERS (default 10 sweeps): a
-# few seconds per sequential run, less for Gauss-Seidel; SPMV_ITERS (default 50); APPS
-# (default "jacobi matmul gauss_seidel spmv"): the applications to run, e.g. APPS=jacobi for
-# more rounds of the one the targets are about in the same time.
+# few seconds per sequential run, less for Gauss-Seidel; SPMV_ITERS (default 50); CG_ITERS
+# (default 100, four of NAS CG's solves of 25); APPS (default "jacobi matmul gauss_seidel spmv cg cg_random"): the
+# applications to run, e.g. APPS=jacobi for more rounds of the one the targets are about in
+# the same time.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 (($# == 0)) || die_setup "usage: scripts/bench peers (no arguments; settings in the environment)"
 repeat=${REPEAT:-3}
 ranks=2
 size=([jacobi]="--n 2050 --iters ${JACOBI_ITERS:-1500}" [matmul]="--n 256 --iters ${MATMUL_ITERS:-300}"
-  [gauss_seidel]="--n 2000 --iters ${GS_ITERS:-10}" [spmv]="--n 1500 --iters ${SPMV_ITERS:-50}")
+  [gauss_seidel]="--n 2000 --iters ${GS_ITERS:-10}" [spmv]="--n 1500 --iters ${SPMV_ITERS:-50}"
+  [cg]="--n 100 --iters ${CG_ITERS:-100}" [cg_random]="--n 100 --iters ${CG_ITERS:-100} --problem random")
+# The binaries of an application, where their name is not the application's; and the
+# applications whose runs are checked with --check rather than by their checksum.
+declare -A binary=([cg_random]=cg)
+declare -A checked=([cg]=1 [cg_random]=1)
+known="jacobi, matmul, gauss_seidel, spmv, cg, cg_random"
 all_versions=(seq hand pass_static pass omp mpi)
 # versions_of APP: sets versions to the versions APP has.
 versions=()
@@ -38,6 +48,7 @@ versions_of() {
   case $1 in
     gauss_seidel) versions=(seq hand pass_static pass omp) ;;
     spmv) versions=(seq pass_static pass omp mpi) ;;
+    cg | cg_random) versions=(seq hand pass_static pass omp mpi) ;;
     *) versions=("${all_versions[@]}") ;;
   esac
 }
@@ -45,16 +56,16 @@ declare -A label=([seq]="sequential" [hand]="DSM hand" [pass_static]="DSM pass -
   [pass]="DSM pass (default lb)" [omp]="OpenMP" [mpi]="MPI (Open MPI)")
 
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die_setup "REPEAT must be a positive integer, not '$repeat'"
-read -ra apps <<<"${APPS:-jacobi matmul gauss_seidel spmv}"
-((${#apps[@]})) || die_setup "APPS names no application (jacobi, matmul, gauss_seidel, spmv)"
+read -ra apps <<<"${APPS:-jacobi matmul gauss_seidel spmv cg cg_random}"
+((${#apps[@]})) || die_setup "APPS names no application ($known)"
 for app in "${apps[@]}"; do
-  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' (jacobi, matmul, gauss_seidel, spmv)"
+  [ -n "${size[$app]:-}" ] || die_setup "APPS: unknown application '$app' ($known)"
 done
 need dsmrun
 for app in "${apps[@]}"; do
   versions_of "$app"
   for v in "${versions[@]}"; do
-    case $v in pass_static) ;; *) need "${app}_$v" ;; esac
+    case $v in pass_static) ;; *) need "${binary[$app]:-$app}_$v" ;; esac
   done
 done
 for app in "${apps[@]}"; do
@@ -66,7 +77,7 @@ done
 # cmd_of APP VERSION: sets cmd to the command of one version (the sizes are appended).
 cmd=()
 cmd_of() {
-  local app=$1 dsmrun=("$bin/dsmrun" -n "$ranks" --bind --timeout 900)
+  local app=${binary[$1]:-$1} dsmrun=("$bin/dsmrun" -n "$ranks" --bind --timeout 900)
   case $2 in
     seq) cmd=("$bin/${app}_seq") ;;
     hand) cmd=("${dsmrun[@]}" -- "$bin/${app}_hand") ;;
@@ -81,16 +92,21 @@ declare -A best want times
 # peer_run APP VERSION ROUND: one run, its checksum checked against the sequential one;
 # keeps the round's time and the best time.
 peer_run() {
-  local app=$1 v=$2 round=$3 out sum t
+  local app=$1 v=$2 round=$3 out sum t check=
   cmd_of "$app" "$v"
+  [ -z "${checked[$app]:-}" ] || check=--check
   # shellcheck disable=SC2086  # the options are split on purpose
-  out=$("${cmd[@]}" ${size[$app]} 2>&1) || { echo "$out" >&2; die "$app ${label[$v]} failed"; }
+  out=$("${cmd[@]}" ${size[$app]} $check 2>&1) || { echo "$out" >&2; die "$app ${label[$v]} failed"; }
   sum=$(field checksum <<<"$out")
   t=$(field time <<<"$out")
   [ -n "$sum" ] && [ -n "$t" ] || { echo "$out" >&2; die "$app ${label[$v]} printed no checksum/time"; }
   if [ "$v" = seq ] && [ -z "${want[$app]:-}" ]; then want[$app]=$sum; fi
-  [ "$sum" = "${want[$app]}" ] ||
-    die "CHECKSUM MISMATCH: $app ${label[$v]} gave $sum, sequential ${want[$app]}"
+  if [ -n "$check" ]; then
+    grep -q '^check ok' <<<"$out" || { echo "$out" >&2; die "$app ${label[$v]}: no 'check ok'"; }
+  else
+    [ "$sum" = "${want[$app]}" ] ||
+      die "CHECKSUM MISMATCH: $app ${label[$v]} gave $sum, sequential ${want[$app]}"
+  fi
   printf '  %-7s %-24s %10s s  checksum %s\n' "$app" "${label[$v]}" "$t" "$sum"
   times[$app.$v.$round]=$t
   if [ -z "${best[$app.$v]:-}" ] || awk -v a="$t" -v b="${best[$app.$v]}" 'BEGIN { exit !(a < b) }'; then
@@ -110,7 +126,11 @@ done
 
 for app in "${apps[@]}"; do
   echo
-  echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (all checksums equal to sequential ${want[$app]})"
+  if [ -n "${checked[$app]:-}" ]; then
+    echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (every x within 1e-9 of the sequential one)"
+  else
+    echo "== $app ${size[$app]}, $ranks ranks, best of $repeat (all checksums equal to sequential ${want[$app]})"
+  fi
   printf '%-24s %10s %11s %9s %9s\n' version "time (s)" efficiency "x hand" "x pass"
   versions_of "$app"
   s=${best[$app.seq]} h=${best[$app.hand]:-} p=${best[$app.pass]}
