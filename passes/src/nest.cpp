@@ -118,7 +118,7 @@ void rewrite_nest(Rewriter& rw, const Mark& mark, const Loop& outer, const Nest&
   std::string pro = lead + "{ static std::optional<dsm::lb::Pipeline> " + slot + ";\n" + reduction_start(mark, red, ind);
   pro += ind + "  for (const dsm::lb::Tile& " + tile + " : dsm::lb::Pipeline::reuse(" + slot + ", " +
          quoted(basename(file) + ":" + std::to_string(outer.line)) + ", " + outer.lb + ", " + outer.ub + ", " + nest.lb +
-         ", " + nest.ub + ", " + carried + ", " + std::to_string(nest.lookahead) + ").sweep())\n";
+         ", " + nest.ub + ", " + carried + ", " + std::to_string(nest.lookahead) + ").sweep())" + private_copies(mark, red) + "\n";
   pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.end) + 1) + " " + quoted(file);
   rw.ReplaceText(CharSourceRange::getCharRange(mark.hash, mark.end), pro);
 
@@ -136,7 +136,8 @@ void rewrite_nest(Rewriter& rw, const Mark& mark, const Loop& outer, const Nest&
                             cast(nest.var_unsigned, nest.var_type, cols + ".ub") + "; ++" + nest.var);
   // The ordered lines are the pipeline's own waits and signals now.
   for (const Mark* m : nest.ordered) rw.ReplaceText(CharSourceRange::getCharRange(m->hash, m->end), "");
-  rw.InsertTextAfter(after_statement(outer.stmt, sm, rw.getLangOpts()), reduction_end(mark, red) + " }");
+  rw.InsertTextAfter(after_statement(outer.stmt, sm, rw.getLangOpts()),
+                     private_copies_end(mark, red) + reduction_end(mark, red) + " }");
 }
 
 }  // namespace dsmpass

@@ -64,7 +64,8 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   const bool last = std::any_of(mark.reductions.begin(), mark.reductions.end(), [](const Mark::Reduction& x) { return x.op == "last"; });
   pro += reduction_start(mark, red, ind);
   const std::string plan = "dsm::lb::redistribute(" + site + ", " + loop.lb + ", " + loop.ub + ", " + loop.step + ", " + sections + ")";
-  pro += ind + "  for (const dsm::lb::Range& " + r + " : " + (last ? red + ".track(" + plan + ")" : plan) + ")\n";
+  pro += ind + "  for (const dsm::lb::Range& " + r + " : " + (last ? red + ".track(" + plan + ")" : plan) + ")" +
+         private_copies(mark, red) + "\n";
   // The line after the directive's last (it may be continued with a backslash).
   pro += "#line " + std::to_string(sm.getPresumedLineNumber(mark.end) + 1) + " " + quoted(file);
   rw.ReplaceText(CharSourceRange::getCharRange(mark.hash, mark.end), pro);
@@ -77,7 +78,8 @@ void rewrite_loop(Rewriter& rw, const Mark& mark, const Loop& loop, int index, c
   replace_keeping_lines(rw, SourceRange(loop.header.getBegin().getLocWithOffset(1), loop.header.getEnd()),
                         (loop.var_before ? "" : loop.var_type + " ") + loop.var + " = " + part("lb") + "; " + loop.var + " < " + part("ub") + "; " +
                             loop.var + " += " + part("step"));
-  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()), reduction_end(mark, red) + " }");
+  rw.InsertTextAfter(after_statement(loop.stmt, sm, rw.getLangOpts()),
+                     private_copies_end(mark, red) + reduction_end(mark, red) + " }");
 }
 
 std::string reduction_start(const Mark& mark, const std::string& name, const std::string& ind) {
@@ -90,6 +92,26 @@ std::string reduction_start(const Mark& mark, const std::string& name, const std
 
 std::string reduction_end(const Mark& mark, const std::string& name) {
   return mark.reductions.empty() ? "" : " " + name + ".finish();";
+}
+
+std::string private_copies(const Mark& mark, const std::string& name) {
+  if (mark.reductions.empty()) return "";
+  // The copies shadow the variables on purpose: the body's text stays as written.
+  std::string out = " { _Pragma(\"GCC diagnostic push\") _Pragma(\"GCC diagnostic ignored \\\"-Wshadow\\\"\")";
+  for (size_t k = 0; k < mark.reductions.size(); ++k) {
+    const std::string& var = mark.reductions[k].var;
+    const std::string ref = name + "_" + std::to_string(k);
+    out += " auto& " + ref + " = " + var + "; auto " + var + " = " + ref + ";";
+  }
+  return out + " _Pragma(\"GCC diagnostic pop\")";
+}
+
+std::string private_copies_end(const Mark& mark, const std::string& name) {
+  if (mark.reductions.empty()) return "";
+  std::string out;
+  for (size_t k = 0; k < mark.reductions.size(); ++k)
+    out += " " + name + "_" + std::to_string(k) + " = " + mark.reductions[k].var + ";";
+  return out + " }";
 }
 
 std::string rewritten_file(Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline) {

@@ -23,6 +23,15 @@ void rewrite_loop(clang::Rewriter& rw, const Mark& mark, const Loop& loop, int i
 std::string reduction_start(const Mark& mark, const std::string& name, const std::string& ind);
 std::string reduction_end(const Mark& mark, const std::string& name);
 
+// Around each range (or tile) of the loop, a private copy of every reduction variable, by
+// the same name, that the range starts from and hands back at its end. The Reduction holds
+// the variables' addresses, so without the copies every store the loop makes through a
+// pointer of their type may change them, and they stay in memory across the iterations
+// (25 % of a sparse product's time). Opens a block after the range's `for` (`name` makes
+// the references' names unique) and closes it after the loop; both empty without a clause.
+std::string private_copies(const Mark& mark, const std::string& name);
+std::string private_copies_end(const Mark& mark, const std::string& name);
+
 // The rewritten main file: the runtime headers first (<dsm/pipeline.hpp> too for a
 // pipelined nest), then the edited text.
 std::string rewritten_file(clang::Rewriter& rw, const std::string& file, bool needs_algorithm, bool needs_pipeline);
