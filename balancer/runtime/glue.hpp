@@ -34,6 +34,22 @@ struct Member {
   std::vector<Run> runs;        // every rank's written pages in its last execution
 };
 
+// What the inspector found for a sparse loop's read through an index array (sparse.cpp):
+// the pages of the array that this rank's ranges read, while they stay the same.
+struct Positions {
+  long first = 0, last = 0;  // of the index array, excluded
+};
+struct Inspection {
+  std::size_t section = 0;  // its place among the site's sections
+  const void* base = nullptr;
+  const void* index = nullptr;
+  std::vector<Range> ranges;         // this rank's, when it was made
+  std::vector<Positions> positions;  // what each range reads of the index array
+  std::uint64_t epoch = 0;           // barrier_count() when it was made
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // byte runs of the array's pages
+  long made = 0;                     // inspections of this section so far
+};
+
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
 // the written sections, and the same first row at the loop's start, a row being what one
 // iteration advances (the element index over |coef|, the least over the written arrays).
@@ -62,6 +78,7 @@ struct Site::State {
   // one element of a page the sweep's rank holds would otherwise take the whole page over
   // at every time step, and the sweep take it back).
   std::map<std::uint64_t, runtime::Member> group;
+  std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
   double started = 0;                  // wtime() at the start of the last execution
   double period = 0;                   // from the start of the execution before to `started`
 };
@@ -159,6 +176,9 @@ void claim_exclusive(const std::vector<Run>& exclusive);
 // Bulk fetch of what this rank's ranges read, bulk opening of what they write: per-page
 // faults cost more than the loops (docs/design.md, "What the hardware costs").
 void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o);
+// The same for a sparse loop's reads (span and through sections, sparse.cpp): the elements
+// of its CSR rows and, as the inspector finds them, the pages it reads through an index.
+void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);
 
 // What the balancer reports (stats.cpp).
 // DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.

@@ -118,6 +118,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);
   prefetch_sections(accesses, mine, opts);
+  if (opts.prefetch) prefetch_sparse(st, accesses, mine);
   return Plan(site, std::move(mine));
 }
 

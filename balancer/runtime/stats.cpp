@@ -65,6 +65,9 @@ std::string stats_json() {
                   st->resolved ? policy_name(m.opt.policy) : "none", m.executions, m.redistributions,
                   m.iterations_moved, m.pages_moved);
     out += head;
+    long inspections = 0;
+    for (const Inspection& in : st->inspections) inspections += in.made;
+    if (inspections > 0) out += "\"inspections\": " + std::to_string(inspections) + ", ";
     if (st->follows) {  // its ranks were never measured: the leader's powers decide
       out += "\"follows\": ";
       json_string(out, st->follows->name);

@@ -34,11 +34,12 @@ void print_sites(const pt::ptree& sites) {
       std::printf("  rows by rank:%s\n", rows.c_str());
       continue;
     }
-    const std::string follows = site.get("follows", "");
-    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s\n",
+    const std::string follows = site.get("follows", ""), inspections = site.get("inspections", "");
+    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s%s\n",
                 name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
                 site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
                 site.get("pages_moved", "0").c_str(),
+                inspections.empty() ? "" : ("; " + inspections + " inspections of its reads through index arrays").c_str(),
                 follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
     if (auto per_rank = site.get_child_optional("ranks"))
       for (const auto& [unused, rank] : *per_rank) {

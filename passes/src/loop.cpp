@@ -93,7 +93,14 @@ std::optional<Loop> Analyzer::run() {
     });
     if (same == out.sections.end()) {
       out.sections.push_back(s);
-    } else if (!s.whole) {
+    } else if (s.whole) {
+      // Two reads of the array that do not go the same way: all of it, without the way.
+      const auto zero = [](const std::optional<long>& d) { return d && *d == 0; };
+      if (!same->sparse || !s.sparse || same->sparse->bounds != s.sparse->bounds || same->sparse->index != s.sparse->index ||
+          !(same->sparse->offset == s.sparse->offset) || !(same->coef == s.coef) || !zero(difference(same->lo, s.lo)) ||
+          !zero(difference(same->hi, s.hi)))
+        same->sparse.reset();
+    } else {
       same->lo = min(same->lo, s.lo);
       same->hi = max(same->hi, s.hi);
       same->dense = same->dense && s.dense;

@@ -29,6 +29,15 @@ struct Section {
   // Whether an iteration may touch every element of [lo, hi]: not when an inner loop
   // advances by more than one element (a column, corr[j][i]), whose hull has gaps.
   bool dense = true;
+  // A read of a sparse loop, whole for every purpose but fetching: coef, lo and hi give
+  // positions, and the elements are those positions (+ offset) or, through `index`, the
+  // elements index[position]. Over a CSR row (`bounds`), the positions run from
+  // bounds[coef*i + lo] to bounds[coef*i + hi], excluded; otherwise over coef*i + [lo, hi].
+  struct Sparse {
+    std::string bounds, index;  // the arrays' bases as written; empty when not used
+    Poly offset;
+  };
+  std::optional<Sparse> sparse;
 };
 
 // One use of a shared array, before the sections merge: what a doacross nest derives its

@@ -160,6 +160,13 @@ void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
       lo = interval(*lower, "");
       hi = interval(*upper, "");
     }
+    if ((!lo || !hi) && loop_) {
+      if (const auto span = span_of(h)) {  // its subscripts are described as sparse reads
+        spans_[keys_[h.var]] = *span;
+        moving_.insert(keys_[h.var]);
+        continue;
+      }
+    }
     if (!lo || !hi) {
       // In a callee, or in a lambda the loop may call with a shared array (and then analyze
       // as a callee), the subscript that uses it says why.
@@ -182,6 +189,30 @@ void Analyzer::compute_inner_ranges(std::vector<InnerVar>* out) {
     if (moves_with_loop(*lower) || moves_with_loop(*upper)) moving_.insert(keys_[h.var]);
     if (out) out->push_back({h.var->getName().str(), bottom, top});
   }
+}
+
+std::optional<Analyzer::Span> Analyzer::span_of(const Header& h) const {
+  if (h.inclusive || h.lower_exclusive) return std::nullopt;
+  // An entry of a shared array at an affine function of the marked loop's variable alone.
+  struct Entry {
+    std::string array;
+    Affine at;
+  };
+  const auto entry = [&](const Expr* e) -> std::optional<Entry> {
+    const auto* sub = dyn_cast<ArraySubscriptExpr>(e->IgnoreParenImpCasts());
+    const auto* base = sub ? dyn_cast<DeclRefExpr>(sub->getBase()->IgnoreParenImpCasts()) : nullptr;
+    if (!base || !is_shared_name(base->getDecl()) || !base->getType()->isPointerType() || !invariant(base)) return std::nullopt;
+    std::string ignored;
+    auto at = fold(sub->getIdx(), ignored);
+    if (!at || std::any_of(at->parts.begin(), at->parts.end(), [&](const auto& p) { return !p.first.empty() && p.first != loop_var_; }))
+      return std::nullopt;
+    return Entry{code_text(base), *at};
+  };
+  const auto lower = entry(h.lower), upper = entry(h.upper);
+  if (!lower || !upper || lower->array.empty() || lower->array != upper->array ||
+      !(lower->at.coef(loop_var_) == upper->at.coef(loop_var_)))
+    return std::nullopt;
+  return Span{lower->array, lower->at.coef(loop_var_), Bound::of(lower->at.coef("")), Bound::of(upper->at.coef(""))};
 }
 
 std::string Analyzer::key(const VarDecl* v) {

@@ -49,6 +49,13 @@ class Analyzer {
   std::optional<std::pair<Bound, Bound>> interval(const Affine& a, const std::string& skip) const;
   bool moves_with_loop(const Affine& a) const;
   void compute_inner_ranges(std::vector<InnerVar>* out);
+  // An inner loop over a CSR row: for (k = sh_p[a*i + b]; k < sh_p[a*i + c]; ++k).
+  struct Span {
+    std::string bounds;  // sh_p, as written
+    Poly coef;
+    Bound lo, hi;
+  };
+  std::optional<Span> span_of(const Header& h) const;
   std::string key(const clang::VarDecl* v);
   const clang::Stmt* parent(const clang::Stmt* s) const;
   bool in_lambda(const clang::Stmt* s) const;
@@ -61,6 +68,8 @@ class Analyzer {
   bool compared_only(const clang::Expr* pointer) const;
   void check_shared_updates(const clang::Expr* ref, const Section& s, const Affine& at);
   void not_affine(const clang::Expr* where, const std::string& array, const std::string& why, bool located = false);
+  bool sparse_read(Section& s, const Reach& r) const;
+  bool sparse_positions(const Affine& at, Section& s) const;
   bool through_call(const Reach& r, const Section& proto, const Shape& shape, std::string& why);
   const clang::FunctionDecl* followed_callee(const clang::CallExpr* call, std::string& why) const;
   std::map<const clang::VarDecl*, Affine> bind_integers(const clang::CallExpr* call,
@@ -84,6 +93,7 @@ class Analyzer {
   std::set<const clang::VarDecl*> unknown_bounds_;        // inner loop variables of no known range
   std::set<std::string> moving_;  // keys of inner variables whose range moves with the loop variable
   std::map<std::string, std::pair<Bound, Bound>> ranges_;  // key -> inclusive range
+  std::map<std::string, Span> spans_;                      // key -> the CSR row it runs over
   std::vector<Section> sections_;
   std::vector<Use> uses_;
 };

@@ -116,7 +116,9 @@ void Analyzer::describe(const Expr* name_ref) {
 Reach Analyzer::climb(const Expr* ref, const Shape& shape, std::optional<Affine> start, std::string& why) const {
   Reach r{ref, std::move(start)};
   const auto advance = [&](const Expr* by, bool back) {
+    const bool first = r.steps++ == 0;
     const auto n = fold(by, why);
+    r.opaque = first && !n && !back ? by : nullptr;
     const auto scaled = n ? *n * Affine::invariant(Poly::constant(shape.unit(r.depth))) : std::nullopt;
     r.at = r.at && scaled ? std::optional<Affine>(*r.at + (back ? -*scaled : *scaled)) : std::nullopt;
   };
@@ -167,7 +169,9 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
     if (!range && why.empty()) why = "it uses a variable without a known range";
   }
   uses_.push_back({proto.array, proto.base, s.access, range ? r.at : std::optional<Affine>(), ref->getBeginLoc()});
-  if (!range) {
+  if (!range && element && !escapes && s.access == Access::read && shape.extent.empty() && loop_ && sparse_read(s, r)) {
+    s.whole = true;
+  } else if (!range) {
     s.whole = true;
     not_affine(ref, proto.array, why);
   } else {
@@ -185,6 +189,53 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
     check_shared_updates(ref, s, *r.at);
   }
   sections_.push_back(s);
+}
+
+// Positions `at` (an index into some array) as a sparse read gives them: on a CSR row when
+// `at` is k + c for an inner variable k over one (offset c), else affine in the loop
+// variable alone, coef*i + [lo, hi].
+bool Analyzer::sparse_positions(const Affine& at, Section& s) const {
+  Section::Sparse sp;
+  for (const auto& [var, c] : at.parts) {
+    if (var.empty()) continue;
+    const auto span = spans_.find(var);
+    if (span == spans_.end() || c.as_constant() != 1 || !sp.bounds.empty()) {
+      if (var == loop_var_) continue;
+      return false;
+    }
+    sp.bounds = span->second.bounds;
+    s.coef = span->second.coef;
+    s.lo = span->second.lo;
+    s.hi = span->second.hi;
+  }
+  if (!sp.bounds.empty()) {
+    if (!at.coef(loop_var_).is_zero()) return false;
+    sp.offset = at.coef("");
+  } else {
+    const auto range = interval(at, loop_var_);
+    if (!range) return false;
+    s.coef = at.coef(loop_var_);
+    std::tie(s.lo, s.hi) = *range;
+  }
+  s.sparse = sp;
+  return true;
+}
+
+// A read the subscript of which is not affine, as a sparse loop's: an element of a CSR row
+// (sh_v[k], k from sh_p[i] to sh_p[i + 1]), or an element named by another shared array
+// (sh_x[sh_col[k]]). False when it is neither.
+bool Analyzer::sparse_read(Section& s, const Reach& r) const {
+  if (r.at) return sparse_positions(*r.at, s);
+  const auto* sub = r.opaque ? dyn_cast<ArraySubscriptExpr>(r.opaque->IgnoreParenImpCasts()) : nullptr;
+  if (!sub) return false;
+  const auto* index = dyn_cast<DeclRefExpr>(sub->getBase()->IgnoreParenImpCasts());
+  std::string ignored;
+  const auto at = index ? fold(sub->getIdx(), ignored) : std::nullopt;
+  if (!at || !is_shared_name(index->getDecl()) || !index->getType()->isPointerType() || !invariant(index) ||
+      !sparse_positions(*at, s))
+    return false;
+  s.sparse->index = code_text(index);
+  return !s.sparse->index.empty();
 }
 
 // A write whose elements do not move with the loop variable is made by every iteration, and

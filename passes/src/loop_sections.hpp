@@ -37,6 +37,9 @@ struct Reach {
   std::optional<Affine> at;  // flat index of what `cur` designates
   size_t depth = 0;          // steps of the pointer `cur` (or the one it was taken from) are unit(depth)
   bool lvalue = false;       // `cur` is the object a pointer designates, not the pointer
+  // The subscript that did not fold, when it is the only step taken (sh_x[sh_col[k]]).
+  const clang::Expr* opaque = nullptr;
+  int steps = 0;
 };
 
 }  // namespace dsmpass

@@ -72,10 +72,15 @@ llvm::json::Value to_json(const Loop& l) {
     llvm::json::Object o{{"array", s.array}, {"base", s.base}, {"elem_type", s.elem_type},
                          {"access", name(s.access)}, {"whole", s.whole}};
     if (s.row_length) o["row_length"] = s.row_length;
-    if (!s.whole) {
+    if (!s.whole || s.sparse) {
       o["coef"] = s.coef.str();
       o["lo"] = to_json(s.lo);
       o["hi"] = to_json(s.hi);
+    }
+    if (s.sparse) {
+      if (!s.sparse->bounds.empty()) o["bounds"] = s.sparse->bounds;
+      if (!s.sparse->index.empty()) o["index"] = s.sparse->index;
+      o["offset"] = s.sparse->offset.str();
     }
     sections.push_back(std::move(o));
   }

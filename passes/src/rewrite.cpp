@@ -11,8 +11,17 @@ namespace {
 
 using namespace clang;
 
+// A sparse read's positions: over a CSR row of `bounds`, or affine.
+std::string positions_call(const Section& s, const std::string& array) {
+  const std::string range = s.coef.str() + ", " + s.lo.text + ", " + s.hi.text;
+  if (s.sparse->bounds.empty()) return "dsm::lb::section(" + array + ", dsm::lb::Access::read, " + range + ")";
+  return "dsm::lb::span(" + array + ", " + s.sparse->bounds + ", " + range + ", " + s.sparse->offset.str() + ")";
+}
+
 std::string section_call(const Section& s) {
   const std::string access = std::string("dsm::lb::Access::") + name(s.access);
+  if (s.sparse && s.sparse->index.empty()) return positions_call(s, s.base);
+  if (s.sparse) return "dsm::lb::through(" + s.base + ", " + s.sparse->index + ", " + positions_call(s, s.sparse->index) + ")";
   if (s.whole) return "dsm::lb::whole_array(" + s.base + ", " + access + ")";
   return "dsm::lb::section(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " + s.hi.text + ")";
 }

@@ -33,6 +33,11 @@ enum class Access : std::uint8_t { read = 1, write = 2, read_write = 3 };
 // reference touches elements [coef*i + lo, coef*i + hi] (inclusive) of the array at `base`.
 // whole = true means the pass could not prove an affine subscript: the whole allocation
 // holding `base` may be touched.
+//
+// A sparse loop's read (span, through) is whole for every purpose but one: before the loop
+// the runtime fetches what it reads. Its positions at iteration i are coef*i + [lo, hi] or,
+// over a CSR row, from bounds[coef*i + lo] to bounds[coef*i + hi] (excluded), + offset; its
+// elements are those positions or, through `index`, the elements index[position].
 struct Section {
   const void* base = nullptr;
   std::size_t elem_size = 0;
@@ -41,7 +46,18 @@ struct Section {
   long lo = 0;
   long hi = 0;
   bool whole = false;
+  const void* bounds = nullptr;
+  const void* index = nullptr;
+  std::uint8_t bounds_type = 0, index_type = 0;  // their elements' types, as integer_type<> gives them
+  long offset = 0;
 };
+
+// Kind and size of an integer type, as sections and reductions carry it.
+template <class T>
+constexpr std::uint8_t integer_type() {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 8, "a sparse loop's bounds and indices must be integers");
+  return static_cast<std::uint8_t>((std::is_signed_v<T> ? 0 : 1) << 5 | sizeof(T));
+}
 
 template <class T>
 Section section(const T* base, Access access, long coef, long lo, long hi) {
@@ -50,6 +66,29 @@ Section section(const T* base, Access access, long coef, long lo, long hi) {
 template <class T>
 Section whole_array(const T* base, Access access) {
   return Section{base, sizeof(T), access, 0, 0, 0, true};
+}
+// The elements of a CSR row that iteration i reads: from bounds[coef*i + lo] + offset to
+// bounds[coef*i + hi] + offset, excluded (for (k = p[i]; k < p[i + 1]; ++k) ... v[k]).
+template <class T, class B>
+Section span(const T* base, const B* bounds, long coef, long lo, long hi, long offset) {
+  Section s{base, sizeof(T), Access::read, coef, lo, hi, true};
+  s.bounds = bounds;
+  s.bounds_type = integer_type<B>();
+  s.offset = offset;
+  return s;
+}
+// The elements index[p] of `base` that iteration i reads, for its positions p in `index`:
+// those of `positions`, a section or span of `index` (x[col[k]]).
+template <class T, class I>
+Section through(const T* base, const I* index, const Section& positions) {
+  Section s = positions;
+  s.base = base;
+  s.elem_size = sizeof(T);
+  s.access = Access::read;
+  s.whole = true;
+  s.index = index;
+  s.index_type = integer_type<I>();
+  return s;
 }
 
 // Iterations lb, lb+step, ... below ub.

@@ -64,6 +64,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
                          pg.pending.end());
       pg.pending.push_back(n);
       pg.last_writer = std::int32_t(proc);
+      pg.noticed_epoch = s.sync.epoch;
       if (pg.held) {
         s.holds.changed = true;
         pg.shown.reset();

@@ -80,6 +80,7 @@ struct alignas(64) Page {
   bool ahead = false;
   std::uint32_t idle = 0;               // interval ends a kept page went unchanged
   std::uint64_t written_epoch = ~0ull;  // barrier epoch of its last announced diff
+  std::uint64_t noticed_epoch = ~0ull;  // barrier epoch of the last change of another rank's noticed
   // Ranks that fetched this page from us in a small request (a halo): at each barrier where
   // our newest interval changed it, the change (the whole page, or its diff when another
   // rank writes the page too) goes to them with the barrier's departure, so they need no

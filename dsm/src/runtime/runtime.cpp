@@ -410,6 +410,18 @@ std::vector<int> page_writers(const void* addr, std::size_t bytes) {
   return out;
 }
 
+bool changed_since(const void* addr, std::size_t bytes, std::uint64_t epoch) {
+  auto& s = state();
+  if (s.nprocs == 1) return true;  // no page is tracked: anything may have changed
+  const auto since = [&](std::uint64_t e) { return e != ~0ull && e >= epoch; };
+  auto [first, last] = heap_pages_of(addr, bytes);
+  for (std::uint32_t p = first; p < last; ++p) {
+    const auto& pg = s.heap.pages[p];
+    if (!pg.valid || pg.dirty || pg.held || since(pg.noticed_epoch) || since(pg.written_epoch)) return true;
+  }
+  return false;
+}
+
 double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
 
 void send_to(int rank, std::span<const std::byte> data) {

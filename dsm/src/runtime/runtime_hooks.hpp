@@ -40,6 +40,12 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 // (-1: never written). One entry per page overlapping the range.
 std::vector<int> page_writers(const void* addr, std::size_t bytes);
 
+// Whether the contents of [addr, addr+bytes) may have changed on this rank since barrier
+// `epoch` (barrier_count() then) ended: a page invalid or written now, or a change of it
+// noticed or announced since. What a cache of values read from shared memory (the sparse
+// loops' inspector) checks before it is used again.
+bool changed_since(const void* addr, std::size_t bytes, std::uint64_t epoch);
+
 // Measured cost of moving one page between ranks in a bulk fetch, in seconds (0 before any
 // fetch large enough to measure it).
 double page_transfer_seconds();

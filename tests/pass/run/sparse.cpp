@@ -1,5 +1,6 @@
 // A sparse matrix-vector product in CSR form, x read through the column indices: the pass
-// describes those reads as whole arrays, and faults bring the pages a rank's rows touch.
+// describes those reads as sparse ones (over CSR rows, through the index), and before each
+// execution a rank fetches the pages its rows read, as its inspector found them.
 // Rank 0 builds the matrix (a 5-point Laplacian) and, half way, a new one (its columns
 // shifted, a 9-point pattern) between executions, so the pages of the index arrays change
 // too. Rank 0 prints x's hash after every product: bit for bit the sequential ones.

@@ -1,0 +1,140 @@
+// The reads of sparse loops (span and through sections): before an execution, this rank
+// fetches in bulk the elements its CSR rows span and the pages of an array its ranges read
+// through an index array. Which pages those are, the inspector finds by reading the index
+// array over the positions the ranges visit; it keeps them for the executions that follow,
+// as long as the ranges are the same and neither the index array nor the row bounds changed
+// on this rank (write notices, own writes). Faults still serve whatever it misses, so a
+// stale or wrong answer costs time, never a result.
+#include "glue.hpp"
+
+#include <dsm/dsm.hpp>
+
+#include "runtime/runtime_hooks.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dsm::lb::runtime {
+namespace {
+
+long integer_at(const void* array, long i, std::uint8_t type) {
+  const std::size_t size = type & 0x1f;
+  const bool is_unsigned = type >> 5;
+  const auto* p = static_cast<const std::byte*>(array) + i * static_cast<long>(size);
+  std::uint64_t u = 0;
+  std::memcpy(&u, p, size);  // little-endian: the low bytes first
+  if (size < 8 && !is_unsigned && (u >> (8 * size - 1)) & 1) u |= ~0ull << (8 * size);
+  return static_cast<long>(u);
+}
+
+// Positions [first, last) of s's index array (of its own array for a span without index)
+// that the iterations of `r` visit. A CSR row's bounds grow with the row; where they do
+// not, the hull is wrong and the faults make up for it.
+Positions positions(const Section& s, const Range& r) {
+  const long i0 = r.lb, i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
+  const long a = std::min(s.coef * i0, s.coef * i1), b = std::max(s.coef * i0, s.coef * i1);
+  if (!s.bounds) return {a + s.lo + s.offset, b + s.hi + 1 + s.offset};
+  const long first = integer_at(s.bounds, a + s.lo, s.bounds_type), last = integer_at(s.bounds, b + s.hi, s.bounds_type);
+  return {first + s.offset, std::max(first, last) + s.offset};
+}
+
+struct Bytes {
+  std::int64_t first, last;
+};
+Bytes bytes_of(const void* base, std::size_t elem, Positions p) {
+  const auto e = static_cast<std::int64_t>(elem);
+  return {address(base) + p.first * e, address(base) + p.last * e};
+}
+
+// The pages of `s.base` that index[p] names for p in `ps`, as byte runs.
+std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
+  long lowest = 0, highest = -1;
+  bool any = false;
+  for (const Positions& p : ps)
+    for (long k = p.first; k < p.last; ++k) {
+      const long e = integer_at(s.index, k, s.index_type);
+      lowest = any ? std::min(lowest, e) : e;
+      highest = any ? std::max(highest, e) : e;
+      any = true;
+    }
+  if (!any) return {};
+  const std::int64_t base = address(s.base), elem = static_cast<std::int64_t>(s.elem_size);
+  const std::int64_t page0 = (base + lowest * elem) / page_bytes, page1 = (base + highest * elem) / page_bytes;
+  std::vector<bool> read(static_cast<std::size_t>(page1 - page0 + 1));
+  for (const Positions& p : ps)
+    for (long k = p.first; k < p.last; ++k)
+      read[static_cast<std::size_t>((base + integer_at(s.index, k, s.index_type) * elem) / page_bytes - page0)] = true;
+  std::vector<Bytes> runs;
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    if (!read[i]) continue;
+    const std::int64_t at = (page0 + static_cast<std::int64_t>(i)) * page_bytes;
+    if (!runs.empty() && runs.back().last == at)
+      runs.back().last += page_bytes;
+    else
+      runs.push_back({at, at + page_bytes});
+  }
+  return runs;
+}
+
+// Whether the inspection still holds: the same ranges, and neither the index entries it read
+// nor the row bounds that chose them changed here since.
+bool still_holds(const Inspection& in, const Section& s, const std::vector<Range>& mine) {
+  if (in.index != s.index || in.base != s.base || in.ranges.size() != mine.size()) return false;
+  for (std::size_t k = 0; k < mine.size(); ++k)
+    if (in.ranges[k].lb != mine[k].lb || in.ranges[k].ub != mine[k].ub || in.ranges[k].step != mine[k].step) return false;
+  const std::size_t index_size = s.index_type & 0x1f;
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const Positions& p = in.positions[k];
+    if (p.last > p.first &&
+        detail::changed_since(reinterpret_cast<const void*>(address(s.index) + p.first * static_cast<std::int64_t>(index_size)),
+                              static_cast<std::size_t>(p.last - p.first) * index_size, in.epoch))
+      return false;
+    if (s.bounds) {
+      const std::size_t bound_size = s.bounds_type & 0x1f;
+      const Range& r = mine[k];
+      const long i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
+      const long a = std::min(s.coef * r.lb, s.coef * i1) + s.lo, b = std::max(s.coef * r.lb, s.coef * i1) + s.hi;
+      if (detail::changed_since(reinterpret_cast<const void*>(address(s.bounds) + a * static_cast<std::int64_t>(bound_size)),
+                                static_cast<std::size_t>(b - a + 1) * bound_size, in.epoch))
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine) {
+  if (nprocs() == 1) return;
+  std::vector<Bytes> wants;
+  for (std::size_t k = 0; k < accesses.size(); ++k) {
+    const Section& s = accesses[k];
+    if (!s.bounds && !s.index) continue;
+    if (!s.index) {
+      for (const Range& r : mine) wants.push_back(bytes_of(s.base, s.elem_size, positions(s, r)));
+      continue;
+    }
+    auto in = std::find_if(st.inspections.begin(), st.inspections.end(), [&](const Inspection& i) { return i.section == k; });
+    if (in == st.inspections.end()) {
+      st.inspections.emplace_back();
+      st.inspections.back().section = k;
+      in = st.inspections.end() - 1;
+    }
+    if (!still_holds(*in, s, mine)) {
+      in->positions.clear();
+      for (const Range& r : mine) in->positions.push_back(positions(s, r));
+      in->epoch = detail::barrier_count();
+      in->base = s.base;
+      in->index = s.index;
+      in->ranges = mine;
+      in->runs.clear();
+      for (const Bytes& b : inspect(s, in->positions)) in->runs.push_back({b.first, b.last});
+      ++in->made;
+    }
+    for (const auto& [first, last] : in->runs) wants.push_back({first, last});
+  }
+  for (const Bytes& b : wants)
+    if (b.last > b.first) prefetch(reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first), Mode::read);
+}
+
+}  // namespace dsm::lb::runtime
