@@ -17,6 +17,11 @@
 namespace dsm::lb::runtime {
 namespace {
 
+// Indices and bounds are the program's data: beyond this (2^40 elements) they name no
+// shared memory, and their products with an element's size could overflow.
+constexpr long farthest = 1L << 40;
+bool plausible(long e) { return e > -farthest && e < farthest; }
+
 long integer_at(const void* array, long i, std::uint8_t type) {
   const std::size_t size = type & 0x1f;
   const bool is_unsigned = type >> 5;
@@ -30,12 +35,27 @@ long integer_at(const void* array, long i, std::uint8_t type) {
 // Positions [first, last) of s's index array (of its own array for a span without index)
 // that the iterations of `r` visit. A CSR row's bounds grow with the row; where they do
 // not, the hull is wrong and the faults make up for it.
+// The elements of the shared allocation that holds `array`, counted from `array`: what may
+// be read there. None outside the shared heap.
+Positions entries_of(const void* array, std::size_t size) {
+  const detail::Extent a = detail::allocation_of(array);
+  if (!a.start || size == 0) return {};
+  const auto elem = static_cast<std::int64_t>(size);
+  return {(address(a.start) - address(array)) / elem,
+          (address(a.start) + static_cast<std::int64_t>(a.bytes) - address(array)) / elem};
+}
+Positions clamp(Positions p, Positions to) { return {std::max(p.first, to.first), std::min(p.last, to.last)}; }
+
 Positions positions(const Section& s, const Range& r) {
   const long i0 = r.lb, i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
   const long a = std::min(s.coef * i0, s.coef * i1), b = std::max(s.coef * i0, s.coef * i1);
-  if (!s.bounds) return {a + s.lo + s.offset, b + s.hi + 1 + s.offset};
+  const Positions allowed = s.index ? entries_of(s.index, s.index_type & 0x1f) : entries_of(s.base, s.elem_size);
+  if (!s.bounds) return clamp({a + s.lo + s.offset, b + s.hi + 1 + s.offset}, allowed);
+  const Positions rows = entries_of(s.bounds, s.bounds_type & 0x1f);
+  if (a + s.lo < rows.first || b + s.hi >= rows.last) return {};
   const long first = integer_at(s.bounds, a + s.lo, s.bounds_type), last = integer_at(s.bounds, b + s.hi, s.bounds_type);
-  return {first + s.offset, std::max(first, last) + s.offset};
+  if (!plausible(first) || !plausible(last)) return {};
+  return clamp({first + s.offset, std::max(first, last) + s.offset}, allowed);
 }
 
 struct Bytes {
@@ -53,6 +73,7 @@ std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
   for (const Positions& p : ps)
     for (long k = p.first; k < p.last; ++k) {
       const long e = integer_at(s.index, k, s.index_type);
+      if (!plausible(e)) continue;
       lowest = any ? std::min(lowest, e) : e;
       highest = any ? std::max(highest, e) : e;
       any = true;
@@ -60,10 +81,14 @@ std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
   if (!any) return {};
   const std::int64_t base = address(s.base), elem = static_cast<std::int64_t>(s.elem_size);
   const std::int64_t page0 = (base + lowest * elem) / page_bytes, page1 = (base + highest * elem) / page_bytes;
+  // More pages than the shared region can have (2^26 of them, 256 GiB): indices that name
+  // no shared memory, which faults will find out about.
+  if (page1 - page0 >= (1L << 26)) return {};
   std::vector<bool> read(static_cast<std::size_t>(page1 - page0 + 1));
   for (const Positions& p : ps)
     for (long k = p.first; k < p.last; ++k)
-      read[static_cast<std::size_t>((base + integer_at(s.index, k, s.index_type) * elem) / page_bytes - page0)] = true;
+      if (const long e = integer_at(s.index, k, s.index_type); plausible(e))
+        read[static_cast<std::size_t>((base + e * elem) / page_bytes - page0)] = true;
   std::vector<Bytes> runs;
   for (std::size_t i = 0; i < read.size(); ++i) {
     if (!read[i]) continue;
