@@ -61,38 +61,40 @@ Positions positions(const Section& s, const Range& r) {
 struct Bytes {
   std::int64_t first, last;
 };
-Bytes bytes_of(const void* base, std::size_t elem, Positions p) {
-  const auto e = static_cast<std::int64_t>(elem);
-  return {address(base) + p.first * e, address(base) + p.last * e};
+
+// Marks in `read` the pages of an allocation of `elems` elements of `elem` bytes at `base`
+// (the first `skip` bytes of its first page belong to something else) that index entries
+// [first, last) of type I name; entries that name no element of it are passed by.
+template <class I>
+void mark(const void* index, Positions p, std::int64_t skip, std::int64_t elem, std::int64_t elems, std::vector<bool>& read) {
+  const I* at = static_cast<const I*>(index);
+  for (long k = p.first; k < p.last; ++k) {
+    const auto e = static_cast<std::int64_t>(at[k]);
+    if (e >= 0 && e < elems) read[static_cast<std::size_t>((skip + e * elem) / page_bytes)] = true;
+  }
 }
 
-// The pages of `s.base` that index[p] names for p in `ps`, as byte runs.
+// The pages of `s.base` that index[p] names for p in `ps`, as byte runs: one pass over the
+// index entries, at the speed of reading them.
 std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
-  long lowest = 0, highest = -1;
-  bool any = false;
-  for (const Positions& p : ps)
-    for (long k = p.first; k < p.last; ++k) {
-      const long e = integer_at(s.index, k, s.index_type);
-      if (!plausible(e)) continue;
-      lowest = any ? std::min(lowest, e) : e;
-      highest = any ? std::max(highest, e) : e;
-      any = true;
-    }
-  if (!any) return {};
+  const Positions elems = entries_of(s.base, s.elem_size);
+  if (elems.last <= 0) return {};
   const std::int64_t base = address(s.base), elem = static_cast<std::int64_t>(s.elem_size);
-  const std::int64_t page0 = (base + lowest * elem) / page_bytes, page1 = (base + highest * elem) / page_bytes;
-  // More pages than the shared region can have (2^26 of them, 256 GiB): indices that name
-  // no shared memory, which faults will find out about.
-  if (page1 - page0 >= (1L << 26)) return {};
-  std::vector<bool> read(static_cast<std::size_t>(page1 - page0 + 1));
-  for (const Positions& p : ps)
-    for (long k = p.first; k < p.last; ++k)
-      if (const long e = integer_at(s.index, k, s.index_type); plausible(e))
-        read[static_cast<std::size_t>((base + e * elem) / page_bytes - page0)] = true;
+  const std::int64_t first_page = base / page_bytes, skip = base - first_page * page_bytes;
+  std::vector<bool> read(static_cast<std::size_t>((skip + elems.last * elem + page_bytes - 1) / page_bytes));
+  const bool is_unsigned = s.index_type >> 5;
+  for (const Positions& p : ps) {
+    switch (s.index_type & 0x1f) {
+      case 8: is_unsigned ? mark<std::uint64_t>(s.index, p, skip, elem, elems.last, read) : mark<std::int64_t>(s.index, p, skip, elem, elems.last, read); break;
+      case 4: is_unsigned ? mark<std::uint32_t>(s.index, p, skip, elem, elems.last, read) : mark<std::int32_t>(s.index, p, skip, elem, elems.last, read); break;
+      case 2: is_unsigned ? mark<std::uint16_t>(s.index, p, skip, elem, elems.last, read) : mark<std::int16_t>(s.index, p, skip, elem, elems.last, read); break;
+      default: is_unsigned ? mark<std::uint8_t>(s.index, p, skip, elem, elems.last, read) : mark<std::int8_t>(s.index, p, skip, elem, elems.last, read); break;
+    }
+  }
   std::vector<Bytes> runs;
   for (std::size_t i = 0; i < read.size(); ++i) {
     if (!read[i]) continue;
-    const std::int64_t at = (page0 + static_cast<std::int64_t>(i)) * page_bytes;
+    const std::int64_t at = (first_page + static_cast<std::int64_t>(i)) * page_bytes;
     if (!runs.empty() && runs.back().last == at)
       runs.back().last += page_bytes;
     else
@@ -135,10 +137,7 @@ void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const s
   for (std::size_t k = 0; k < accesses.size(); ++k) {
     const Section& s = accesses[k];
     if (!s.bounds && !s.index) continue;
-    if (!s.index) {
-      for (const Range& r : mine) wants.push_back(bytes_of(s.base, s.elem_size, positions(s, r)));
-      continue;
-    }
+    if (!s.index) continue;
     auto in = std::find_if(st.inspections.begin(), st.inspections.end(), [&](const Inspection& i) { return i.section == k; });
     if (in == st.inspections.end()) {
       st.inspections.emplace_back();
