@@ -49,10 +49,17 @@ Site::State* leader_of(Site::State& st, const std::optional<FollowKey>& key) {
   if (!key) return &st;
   Glue& g = glue();
   const auto [at, inserted] = g.leaders.try_emplace(*key, &st);
+  // A leader that no longer runs (an initialization loop, run once) would hold its
+  // followers' ranges for good, whatever the load: a follower that runs again, the leader not
+  // having started since its own last start, takes the rows over. The same on every rank:
+  // the order of executions is the program's.
+  const Site::State* leader = at->second;
+  const bool stopped = !inserted && leader != &st && st.started_before > 0 && leader->started_at < st.started_before;
+  if (stopped) at->second = &st;
   // A loop leads the rows of its last few first rows only: one that alternates among a few
   // (odd and even steps) keeps its followers, and one whose rows move at every step (a
   // sliding window) does not add a key per step for as long as the job runs.
-  if (inserted) {
+  if (inserted || stopped) {
     st.led.push_back(*key);
     if (st.led.size() > max_led_keys) {
       if (auto old = g.leaders.find(st.led.front()); old != g.leaders.end() && old->second == &st) g.leaders.erase(old);

@@ -80,6 +80,8 @@ struct Site::State {
   std::map<std::uint64_t, runtime::Member> group;
   std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
   double started = 0;                  // wtime() at the start of the last execution
+  // Glue::starts at the start of its last two executions (0: none), in the program's order.
+  std::uint64_t started_at = 0, started_before = 0;
   double period = 0;                   // from the start of the execution before to `started`
 };
 
@@ -97,6 +99,7 @@ struct Glue {
   std::vector<const Pipeline*> pipelines;
   WriterRuns writers;  // pages written by earlier executions of every site
   std::vector<SiteFigures> pending;
+  std::uint64_t starts = 0;  // executions of every site started so far
   std::vector<std::byte> reduction;  // this rank's part of a reduction finishing at the next barrier
   std::uint64_t pending_barrier = 0;
   // Figures that arrived with barriers, per site and rank: a site's figures travel with the

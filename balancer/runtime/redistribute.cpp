@@ -92,6 +92,8 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const double now = wtime();
   st.period = st.started > 0 ? now - st.started : 0;
   st.started = now;
+  st.started_before = st.started_at;
+  st.started_at = ++glue().starts;
   Site::State* leader = leader_of(st, follow_key(accesses, lb, step));
   const bool follow = takes_leaders_ranges(st, *leader, nranks);
   std::vector<RankFigures> figs;
