@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../common/split.hpp"
-#include "kernel.hpp"
+#include "shared.hpp"
 
 namespace {
 
@@ -44,15 +44,9 @@ int main(int argc, char** argv) {
   dsm::init(argc, argv);
   const app::Options o = app::parse(argc, argv, "cg (hand-parallelized DSM)", cg::defaults, cg::problems);
   const long n = cg::rows_of(o);
-  long* sh_start = dsm::alloc<long>(n + 1);
-  long* sh_col = dsm::alloc<long>(cg::nonzeros_at_most(o));
-  double* sh_val = dsm::alloc<double>(cg::nonzeros_at_most(o));
-  double* sh_x = dsm::alloc<double>(n);
-  double* sh_r = dsm::alloc<double>(n);
-  double* sh_p = dsm::alloc<double>(n);
-  double* sh_q = dsm::alloc<double>(n);
-  if (dsm::rank() == 0) cg::build(o, sh_start, sh_col, sh_val);
-  dsm::barrier();
+  const cg::Shared m = cg::shared_problem(o);
+  long *sh_start = m.start, *sh_col = m.col;
+  double *sh_val = m.val, *sh_x = m.x, *sh_r = m.r, *sh_p = m.p, *sh_q = m.q;
 
   std::vector<app::Rows> rows;  // every rank's block: dsm::own is collective
   for (int k = 0; k < dsm::nprocs(); ++k) rows.push_back(app::page_aware_rows(0, n, sizeof(double), k, dsm::nprocs()));
@@ -96,7 +90,5 @@ int main(int argc, char** argv) {
     trace.iteration(it);
   }
   const double t = dsm::wtime() - t0;
-  const int rc = dsm::rank() == 0 ? cg::conclude(o, sh_x, rr, t) : 0;
-  dsm::finalize();
-  return rc;
+  return cg::finish(o, sh_x, rr, t);
 }
