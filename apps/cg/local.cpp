@@ -6,11 +6,10 @@
 #include "kernel.hpp"
 
 #ifdef _OPENMP
-#define CG_OMP_FOR_SUM_PQ _Pragma("omp parallel for schedule(static) reduction(+ : pq)")
-#define CG_OMP_FOR_SUM_RR _Pragma("omp parallel for schedule(static) reduction(+ : next)")
+#define CG_PRAGMA(text) _Pragma(#text)
+#define CG_OMP_FOR_SUM(var) CG_PRAGMA(omp parallel for schedule(static) reduction(+ : var))
 #else
-#define CG_OMP_FOR_SUM_PQ
-#define CG_OMP_FOR_SUM_RR
+#define CG_OMP_FOR_SUM(var)
 #endif
 
 int main(int argc, char** argv) {
@@ -26,11 +25,11 @@ int main(int argc, char** argv) {
   double rr = static_cast<double>(n);
   for (long it = 0; it < o.iters; ++it) {
     double pq = 0;
-    CG_OMP_FOR_SUM_PQ
+    CG_OMP_FOR_SUM(pq)
     for (long i = 0; i < n; ++i) pq += cg::product(start.data(), col.data(), val.data(), p.data(), q.data(), i, i + 1);
     const double alpha = rr / pq;
     double next = 0;
-    CG_OMP_FOR_SUM_RR
+    CG_OMP_FOR_SUM(next)
     for (long i = 0; i < n; ++i) next += cg::update(alpha, p.data(), q.data(), x.data(), r.data(), i, i + 1);
     const double beta = next / rr;
     APP_OMP_FOR

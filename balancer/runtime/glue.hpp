@@ -179,8 +179,8 @@ void claim_exclusive(const std::vector<Run>& exclusive);
 // Bulk fetch of what this rank's ranges read, bulk opening of what they write: per-page
 // faults cost more than the loops (docs/design.md, "What the hardware costs").
 void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o);
-// The same for a sparse loop's reads (span and through sections, sparse.cpp): the elements
-// of its CSR rows and, as the inspector finds them, the pages it reads through an index.
+// The same for a sparse loop's reads through an index (through sections, sparse.cpp): the
+// pages its ranges read, as the inspector finds them.
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);
 
 // What the balancer reports (stats.cpp).

@@ -1,7 +1,7 @@
-// The reads of sparse loops (span and through sections): before an execution, this rank
-// fetches in bulk the elements its CSR rows span and the pages of an array its ranges read
-// through an index array. Which pages those are, the inspector finds by reading the index
-// array over the positions the ranges visit; it keeps them for the executions that follow,
+// The reads of sparse loops through an index array (through sections): before an
+// execution, this rank fetches in bulk the pages of the array its ranges read. Which pages
+// those are, the inspector finds by reading the index array over the positions the ranges
+// visit (a CSR row's, for a span); it keeps them for the executions that follow,
 // as long as the ranges are the same and neither the index array nor the row bounds changed
 // on this rank (write notices, own writes). Faults still serve whatever it misses, so a
 // stale or wrong answer costs time, never a result.
@@ -32,9 +32,6 @@ long integer_at(const void* array, long i, std::uint8_t type) {
   return static_cast<long>(u);
 }
 
-// Positions [first, last) of s's index array (of its own array for a span without index)
-// that the iterations of `r` visit. A CSR row's bounds grow with the row; where they do
-// not, the hull is wrong and the faults make up for it.
 // The elements of the shared allocation that holds `array`, counted from `array`: what may
 // be read there. None outside the shared heap.
 Positions entries_of(const void* array, std::size_t size) {
@@ -46,10 +43,21 @@ Positions entries_of(const void* array, std::size_t size) {
 }
 Positions clamp(Positions p, Positions to) { return {std::max(p.first, to.first), std::min(p.last, to.last)}; }
 
+// The least and the greatest of coef*i over the iterations i of `r`.
+struct Hull {
+  long a, b;
+};
+Hull hull_of(const Section& s, const Range& r) {
+  const long i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
+  return {std::min(s.coef * r.lb, s.coef * i1), std::max(s.coef * r.lb, s.coef * i1)};
+}
+
+// Positions [first, last) of s's index array that the iterations of `r` visit. A CSR row's
+// bounds grow with the row; where they do not, the hull is wrong and the faults make up
+// for it.
 Positions positions(const Section& s, const Range& r) {
-  const long i0 = r.lb, i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
-  const long a = std::min(s.coef * i0, s.coef * i1), b = std::max(s.coef * i0, s.coef * i1);
-  const Positions allowed = s.index ? entries_of(s.index, s.index_type & 0x1f) : entries_of(s.base, s.elem_size);
+  const auto [a, b] = hull_of(s, r);
+  const Positions allowed = entries_of(s.index, s.index_type & 0x1f);
   if (!s.bounds) return clamp({a + s.lo + s.offset, b + s.hi + 1 + s.offset}, allowed);
   const Positions rows = entries_of(s.bounds, s.bounds_type & 0x1f);
   if (a + s.lo < rows.first || b + s.hi >= rows.last) return {};
@@ -58,9 +66,7 @@ Positions positions(const Section& s, const Range& r) {
   return clamp({first + s.offset, std::max(first, last) + s.offset}, allowed);
 }
 
-struct Bytes {
-  std::int64_t first, last;
-};
+using Runs = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 // Marks in `read` the pages of an allocation of `elems` elements of `elem` bytes at `base`
 // (the first `skip` bytes of its first page belong to something else) that index entries
@@ -76,7 +82,7 @@ void mark(const void* index, Positions p, std::int64_t skip, std::int64_t elem, 
 
 // The pages of `s.base` that index[p] names for p in `ps`, as byte runs: one pass over the
 // index entries, at the speed of reading them.
-std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
+Runs inspect(const Section& s, const std::vector<Positions>& ps) {
   const Positions elems = entries_of(s.base, s.elem_size);
   if (elems.last <= 0) return {};
   const std::int64_t base = address(s.base), elem = static_cast<std::int64_t>(s.elem_size);
@@ -91,12 +97,12 @@ std::vector<Bytes> inspect(const Section& s, const std::vector<Positions>& ps) {
       default: is_unsigned ? mark<std::uint8_t>(s.index, p, skip, elem, elems.last, read) : mark<std::int8_t>(s.index, p, skip, elem, elems.last, read); break;
     }
   }
-  std::vector<Bytes> runs;
+  Runs runs;
   for (std::size_t i = 0; i < read.size(); ++i) {
     if (!read[i]) continue;
     const std::int64_t at = (first_page + static_cast<std::int64_t>(i)) * page_bytes;
-    if (!runs.empty() && runs.back().last == at)
-      runs.back().last += page_bytes;
+    if (!runs.empty() && runs.back().second == at)
+      runs.back().second += page_bytes;
     else
       runs.push_back({at, at + page_bytes});
   }
@@ -118,11 +124,10 @@ bool still_holds(const Inspection& in, const Section& s, const std::vector<Range
       return false;
     if (s.bounds) {
       const std::size_t bound_size = s.bounds_type & 0x1f;
-      const Range& r = mine[k];
-      const long i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
-      const long a = std::min(s.coef * r.lb, s.coef * i1) + s.lo, b = std::max(s.coef * r.lb, s.coef * i1) + s.hi;
-      if (detail::changed_since(reinterpret_cast<const void*>(address(s.bounds) + a * static_cast<std::int64_t>(bound_size)),
-                                static_cast<std::size_t>(b - a + 1) * bound_size, in.epoch))
+      const auto [a, b] = hull_of(s, mine[k]);
+      if (detail::changed_since(
+              reinterpret_cast<const void*>(address(s.bounds) + (a + s.lo) * static_cast<std::int64_t>(bound_size)),
+              static_cast<std::size_t>(b + s.hi - a - s.lo + 1) * bound_size, in.epoch))
         return false;
     }
   }
@@ -133,11 +138,9 @@ bool still_holds(const Inspection& in, const Section& s, const std::vector<Range
 
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine) {
   if (nprocs() == 1) return;
-  std::vector<Bytes> wants;
   for (std::size_t k = 0; k < accesses.size(); ++k) {
     const Section& s = accesses[k];
-    if (!s.bounds && !s.index) continue;
-    if (!s.index) continue;
+    if (!s.index) continue;  // a span's own elements: the faults bring them faster
     auto in = std::find_if(st.inspections.begin(), st.inspections.end(), [&](const Inspection& i) { return i.section == k; });
     if (in == st.inspections.end()) {
       st.inspections.emplace_back();
@@ -151,14 +154,12 @@ void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const s
       in->base = s.base;
       in->index = s.index;
       in->ranges = mine;
-      in->runs.clear();
-      for (const Bytes& b : inspect(s, in->positions)) in->runs.push_back({b.first, b.last});
+      in->runs = inspect(s, in->positions);
       ++in->made;
     }
-    for (const auto& [first, last] : in->runs) wants.push_back({first, last});
+    for (const auto& [first, last] : in->runs)
+      prefetch(reinterpret_cast<const void*>(first), static_cast<std::size_t>(last - first), Mode::read);
   }
-  for (const Bytes& b : wants)
-    if (b.last > b.first) prefetch(reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first), Mode::read);
 }
 
 }  // namespace dsm::lb::runtime

@@ -52,7 +52,7 @@ struct Section {
   long offset = 0;
 };
 
-// Kind and size of an integer type, as sections and reductions carry it.
+// Signedness and size of an integer type, as sparse sections carry their indices' and bounds'.
 template <class T>
 constexpr std::uint8_t integer_type() {
   static_assert(std::is_integral_v<T> && sizeof(T) <= 8, "a sparse loop's bounds and indices must be integers");
