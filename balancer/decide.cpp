@@ -4,6 +4,7 @@
 #include <optional>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace dsm::lb {
 namespace {
@@ -66,8 +67,23 @@ Profile cpu_profile(const SiteModel& m) {
   return make_profile(std::move(pieces), m.n);
 }
 
+// Whether `pieces` cover [0, n) in order, each with some work.
+bool covers(const std::vector<std::pair<Span, double>>& pieces, long n) {
+  long at = 0;
+  for (const auto& [span, work] : pieces) {
+    if (span.begin != at || span.end <= span.begin || !(work > 0) || !std::isfinite(work)) return false;
+    at = span.end;
+  }
+  return at == n && n > 0;
+}
+
+// The work of iterations as the runtime knows it (SiteModel::costs), one unit each without.
+Profile known_profile(const SiteModel& m, long n) {
+  return covers(m.costs, n) ? make_profile(m.costs, n) : uniform_profile(n);
+}
+
 Profile profile_of(const SiteModel& m) {
-  return m.opt.policy == Policy::fgdls ? cpu_profile(m) : uniform_profile(m.n);
+  return m.opt.policy == Policy::fgdls ? cpu_profile(m) : known_profile(m, m.n);
 }
 
 // Speeds for the decision: ranks never measured get the mean of the others.
@@ -325,13 +341,16 @@ Assignment page_aligned_blocks(const Geometry& g, const std::vector<long>& targe
   return contiguous(cuts);
 }
 
-// Blocks of [0, n): at shares `power` of it once the ranks are measured (nullptr: equal),
-// page-aligned under locality.
+// Blocks of [0, n): at shares `power` of its work once the ranks are measured (nullptr:
+// equal), page-aligned under locality. The work is the iterations' known costs, if any
+// (never under static: equal blocks).
 Assignment blocks(const SiteModel& m, long n, int nranks, const std::vector<double>* power, const Geometry& g) {
   const bool aligned = m.opt.policy == Policy::locality && g.known();
-  if ((!power && !aligned) || n <= 0) return equal_blocks(n, nranks);
+  const bool weighed = m.opt.policy != Policy::static_blocks && covers(m.costs, n);
+  if ((!power && !aligned && !weighed) || n <= 0) return equal_blocks(n, nranks);
   std::vector<long> cuts(static_cast<std::size_t>(nranks) + 1, n);
-  if (power) cuts = balanced_cuts(uniform_profile(n), *power, n);
+  const std::vector<double> equal(static_cast<std::size_t>(nranks), 1.0 / nranks);
+  if (power || weighed) cuts = balanced_cuts(known_profile(m, n), power ? *power : equal, n);
   else
     for (int j = 0; j < nranks; ++j) cuts[static_cast<std::size_t>(j)] = n * j / nranks;
   return aligned ? page_aligned_blocks(g, cuts, n) : contiguous(cuts);
@@ -339,6 +358,7 @@ Assignment blocks(const SiteModel& m, long n, int nranks, const std::vector<doub
 
 void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.n = n;
+  if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
   m.assign = blocks(m, n, nranks, nullptr, g);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
@@ -407,12 +427,11 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     --m.skip;
     return;
   }
+  const Profile known = known_profile(m, m.n);
   for (std::size_t r = 0; r < figs.size(); ++r) {
     // Work done per second inside the ranges: iterations (paper Fig. 1) or, for fgdls,
     // CPU seconds, whose ratio to wall time is the share of the core the rank got.
-    double work = 0;
-    for (const Span& s : m.assign[r]) work += static_cast<double>(s.size());
-    if (m.opt.policy == Policy::fgdls) work = m.last_cpu[r];
+    const double work = m.opt.policy == Policy::fgdls ? m.last_cpu[r] : known.work(m.assign[r]);
     if (work > 0 && m.last_wall[r] > 0) {
       auto& recent = m.recent[r];
       recent.emplace_back(work, m.last_wall[r]);
@@ -616,14 +635,15 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
   }
   // The figures describe the spans that ran, whatever the bounds are now.
   if (figures) observe(m, *figures);
-  if (n != m.n) {
-    // New bounds, as every step of a factorization gives (i from k + 1): what the ranks'
-    // speeds say carries over, measured in iterations of the same loop body. New blocks at
-    // the ranks' powers once the warm-up has measured them, equal ones before (or always,
-    // under static).
+  if (n != m.n || m.new_costs) {
+    // New bounds, as every step of a factorization gives (i from k + 1), or new costs (a new
+    // matrix): what the ranks' speeds say carries over, measured in work of the same loop
+    // body. New blocks at the ranks' powers once the warm-up has measured them, equal ones
+    // before (or always, under static).
     const bool measured = m.opt.policy != Policy::static_blocks && m.observed >= m.opt.warmup;
     const std::vector<double> power = normalized(usable_speeds(m));
     m.n = n;
+    if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
     m.assign = blocks(m, n, nranks, measured ? &power : nullptr, g);
     reset_window(m);
     return m.assign;
@@ -631,6 +651,11 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
   if (!figures) return m.assign;
   consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
   return m.assign;
+}
+
+void set_costs(SiteModel& m, std::vector<std::pair<Span, double>> costs) {
+  if (costs == m.costs) m.new_costs.reset();
+  else if (!m.new_costs || costs != *m.new_costs) m.new_costs = std::move(costs);
 }
 
 double change_cost_factor(const SiteModel& m) { return m.change_costs.empty() ? 1.0 : median(m.change_costs); }

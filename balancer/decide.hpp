@@ -94,6 +94,13 @@ struct SiteModel {
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
+  // What iterations cost relative to each other where the runtime can tell (a CSR row by its
+  // nonzeros): pieces covering [0, n) in order, each with its work; empty: one unit an
+  // iteration (the paper's model). Speeds are work per second, and cuts share the work.
+  std::vector<std::pair<Span, double>> costs;
+  // New costs from set_costs, in force from the next execution, which splits anew (the
+  // figures it receives were measured under the old ones).
+  std::optional<std::vector<std::pair<Span, double>>> new_costs;
   Verdict verdict = Verdict::idle;
   double horizon = 0;  // executions the last proposal was judged over (expected stability; read by propose)
   // Statistics.
@@ -112,6 +119,11 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes);
 // Returns the spans of every rank.
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
                                  const Geometry& g, double page_seconds);
+
+// Gives the site what its iterations cost (SiteModel::costs), before next_execution. Costs
+// that differ from the last ones split the loop anew at the next execution, at the ranks'
+// powers once they are measured: the work moved, not the ranks' speeds.
+void set_costs(SiteModel& m, std::vector<std::pair<Span, double>> costs);
 
 // Measured cost of a change over its page estimate (median of the last few; 1 before any).
 double change_cost_factor(const SiteModel& m);

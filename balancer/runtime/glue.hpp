@@ -50,6 +50,15 @@ struct Inspection {
   long made = 0;                     // inspections of this section so far
 };
 
+// What a loop over CSR rows costs, as row_costs last read it from the row bounds (sparse.cpp).
+struct RowCosts {
+  const void* bounds = nullptr;
+  long first = 0, stride = 0, n = 0;  // bounds[first + k * stride]: where iteration k's row starts
+  long cells = 0;
+  std::uint64_t epoch = 0;  // barrier_count() when read
+  std::vector<std::pair<Span, double>> pieces;
+};
+
 // What makes loops write "the same rows": equal step, equal bytes advanced per iteration by
 // the written sections, and the same first row at the loop's start, a row being what one
 // iteration advances (the element index over |coef|, the least over the written arrays).
@@ -79,6 +88,7 @@ struct Site::State {
   // at every time step, and the sweep take it back).
   std::map<std::uint64_t, runtime::Member> group;
   std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
+  runtime::RowCosts row_costs;                   // of its iterations, over CSR rows
   double started = 0;                  // wtime() at the start of the last execution
   // Glue::starts at the start of its last two executions (0: none), in the program's order.
   std::uint64_t started_at = 0, started_before = 0;
@@ -182,6 +192,14 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
 // The same for a sparse loop's reads through an index (through sections, sparse.cpp): the
 // pages its ranges read, as the inspector finds them.
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);
+
+// What the iterations of a loop over CSR rows cost relative to each other (sparse.cpp): a
+// row's nonzeros and one for the row, summed over 64 cells of the loop a rank, read from
+// the row bounds of its first span whose rows follow one another. Empty for a loop without
+// one, or bounds that leave their allocation or shrink. Every rank reads the same values
+// after the same barrier, and so gives its site the same costs.
+std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const Section> accesses, long lb, long step,
+                                               long n, int nranks);
 
 // What the balancer reports (stats.cpp).
 // DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.

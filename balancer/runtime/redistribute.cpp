@@ -108,6 +108,8 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   st.follows = follow ? leader : nullptr;
   Site::State& head = follow ? *leader : st;
   if (follow) follow_leader(st, *leader, accesses, lb, step, n);
+  if (!follow && st.model.opt.policy != Policy::static_blocks)
+    set_costs(st.model, row_costs(st, accesses, lb, step, n, nranks));
   const long moves_before = st.model.redistributions;
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || st.model.redistributions != moves_before))

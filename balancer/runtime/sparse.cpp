@@ -134,7 +134,63 @@ bool still_holds(const Inspection& in, const Section& s, const std::vector<Range
   return true;
 }
 
+// Where bounds[first + k * stride] lies in the bounds array for k = 0 ... n: false when
+// some of those elements are outside its allocation (or the products overflow).
+bool rows_inside(const Section& s, long lb, long step, long n, long& first, long& stride) {
+  long last = 0;
+  if (__builtin_mul_overflow(s.coef, lb, &first) || __builtin_add_overflow(first, s.lo, &first) ||
+      __builtin_mul_overflow(s.coef, step, &stride) || __builtin_mul_overflow(stride, n, &last) ||
+      __builtin_add_overflow(last, first, &last))
+    return false;
+  const Positions rows = entries_of(s.bounds, s.bounds_type & 0x1f);
+  return first >= rows.first && last < rows.last;
+}
+
+// Whether the bounds read for `c` may have changed here since.
+bool bounds_changed(const RowCosts& c, std::uint8_t type) {
+  const std::size_t size = type & 0x1f;
+  for (long j = 0; j <= c.cells; ++j) {
+    const long k = c.n * j / c.cells;
+    if (detail::changed_since(reinterpret_cast<const void*>(address(c.bounds) + (c.first + k * c.stride) * static_cast<long>(size)),
+                              size, c.epoch))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const Section> accesses, long lb, long step,
+                                               long n, int nranks) {
+  // A row's cost counts only where the rows follow one another: iteration i's row ends where
+  // the next iteration's begins (coef * step == hi - lo), so a cell's nonzeros are the
+  // difference of two bounds.
+  const auto tiles = [step](const Section& s) { return s.bounds && s.coef > 0 && s.hi - s.lo == s.coef * step; };
+  const auto s = std::find_if(accesses.begin(), accesses.end(), tiles);
+  RowCosts& c = st.row_costs;
+  long first = 0, stride = 0;
+  if (s == accesses.end() || n <= 0 || !rows_inside(*s, lb, step, n, first, stride)) {
+    c = {};
+    return {};
+  }
+  const long cells = std::min(n, 64L * nranks);
+  if (c.bounds == s->bounds && c.first == first && c.stride == stride && c.n == n && c.cells == cells &&
+      !bounds_changed(c, s->bounds_type))
+    return c.pieces;
+  c = {s->bounds, first, stride, n, cells, detail::barrier_count(), {}};
+  long before = integer_at(s->bounds, first, s->bounds_type);
+  for (long j = 0; j < cells; ++j) {
+    const long begin = n * j / cells, end = n * (j + 1) / cells;
+    const long at = integer_at(s->bounds, first + end * stride, s->bounds_type);
+    if (!plausible(before) || !plausible(at) || at < before) {
+      c.pieces.clear();
+      break;
+    }
+    c.pieces.push_back({Span{begin, end}, static_cast<double>(at - before + (end - begin))});
+    before = at;
+  }
+  return c.pieces;
+}
 
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine) {
   if (nprocs() == 1) return;

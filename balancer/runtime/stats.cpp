@@ -68,6 +68,7 @@ std::string stats_json() {
     long inspections = 0;
     for (const Inspection& in : st->inspections) inspections += in.made;
     if (inspections > 0) out += "\"inspections\": " + std::to_string(inspections) + ", ";
+    if (!m.costs.empty()) out += "\"weighed\": \"nonzeros\", ";
     if (st->follows) {  // its ranks were never measured: the leader's powers decide
       out += "\"follows\": ";
       json_string(out, st->follows->name);

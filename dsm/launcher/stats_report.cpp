@@ -35,10 +35,11 @@ void print_sites(const pt::ptree& sites) {
       continue;
     }
     const std::string follows = site.get("follows", ""), inspections = site.get("inspections", "");
-    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s%s\n",
+    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s%s%s\n",
                 name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
                 site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
                 site.get("pages_moved", "0").c_str(),
+                site.get_optional<std::string>("weighed") ? "; rows weighed by their nonzeros" : "",
                 inspections.empty() ? "" : ("; " + inspections + " inspections of its reads through index arrays").c_str(),
                 follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
     if (auto per_rank = site.get_child_optional("ranks"))

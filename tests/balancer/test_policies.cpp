@@ -492,6 +492,65 @@ TEST_CASE("locality starts from equal blocks with page-aligned cuts") {
   CHECK(naive.m.assign == equal_blocks(n, 3));
 }
 
+namespace {
+
+// The costs the runtime reads for CSR rows: `cost` summed over 64 cells a rank.
+std::vector<std::pair<Span, double>> cells_of(const Cost& cost, long n, int nranks) {
+  std::vector<std::pair<Span, double>> cells;
+  const long count = 64L * nranks;
+  for (long j = 0; j < count; ++j) {
+    const Span s{n * j / count, n * (j + 1) / count};
+    double w = 0;
+    for (long k = s.begin; k < s.end; ++k) w += cost(k);
+    cells.push_back({s, w});
+  }
+  return cells;
+}
+
+}  // namespace
+
+TEST_CASE("iterations weighed by their known costs: split by work from the start, and anew when it moves") {
+  // A CSR product whose first quarter of rows holds ten times the nonzeros of the rest.
+  const long n = 8192;
+  const Cost front = [n](long k) { return k < n / 4 ? 1e-5 : 1e-6; };
+  const Cost back = [n](long k) { return k >= n - n / 4 ? 1e-5 : 1e-6; };
+  const std::vector<double> speed{1.0, 1.0};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    set_costs(run.m, cells_of(front, n, 2));
+    execute(run, n, speed, front);
+    CHECK(imbalance(run, speed, front) < 1.02);
+    for (int e = 0; e < 40; ++e) execute(run, n, speed, front);
+    CHECK(run.m.redistributions == 0);
+    CHECK(imbalance(run, speed, front) < 1.02);
+    if (p != Policy::fgdls) {  // equal ranks: equal work per second, though not equal rows
+      CHECK(relative_power(run.m)[0] == Approx(0.5).margin(0.01));
+    }
+    set_costs(run.m, cells_of(back, n, 2));  // a new matrix
+    execute(run, n, speed, back);
+    CHECK(imbalance(run, speed, back) < 1.02);
+    CHECK(run.m.redistributions == 0);
+  }
+  SECTION("without costs the rows start equal, and static keeps them so") {
+    Run blind = make_run(Policy::shift);
+    execute(blind, n, speed, front);
+    CHECK(imbalance(blind, speed, front) > 2);
+    Run fixed = make_run(Policy::static_blocks);
+    set_costs(fixed.m, cells_of(front, n, 2));
+    for (int e = 0; e < 20; ++e) execute(fixed, n, speed, front);
+    CHECK(fixed.m.assign == equal_blocks(n, 2));
+  }
+  SECTION("costs that do not cover the loop are not used") {
+    Run run = make_run(Policy::shift);
+    std::vector<std::pair<Span, double>> cells = cells_of(front, n, 2);
+    cells.pop_back();
+    set_costs(run.m, cells);
+    execute(run, n, speed, front);
+    CHECK(run.m.assign == equal_blocks(n, 2));
+  }
+}
+
 TEST_CASE("locality gives a loop over one row to the rank that holds the row") {
   // The periodic copy of row 0 (514 doubles, two pages) split over four ranks makes them all
   // write those pages; rank 0 holds them (its block of another loop writes them).
