@@ -205,6 +205,14 @@ std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const 
 // DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.
 int trace_level();
 void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool moved);
+// DSM_LB_TRACE_CSV=FILE: rank 0 writes a line per rank for every measured execution of every
+// deciding loop (followers take their leader's ranges and write none): when it was decided
+// on (seconds since the epoch), the loop, the execution measured (from 0), the rank, its
+// iterations and seconds inside its ranges then, the execution's period (start to next
+// start, barriers included), the rank's power after it, and whether the loop's ranges
+// changed for the next one. `ran`: the spans the figures measured.
+bool trace_csv_on();
+void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<RankFigures>& figs, bool moved);
 // The balancer's part of the statistics of `dsmrun --stats`.
 std::string stats_json();
 

@@ -111,9 +111,12 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (!follow && st.model.opt.policy != Policy::static_blocks)
     set_costs(st.model, row_costs(st, accesses, lb, step, n, nranks));
   const long moves_before = st.model.redistributions;
+  const bool csv = me == 0 && !follow && have && trace_csv_on();
+  const Assignment ran = csv ? st.model.assign : Assignment{};
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
-  if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || st.model.redistributions != moves_before))
-    trace(st, figs, st.model.redistributions != moves_before);
+  const bool moved = st.model.redistributions != moves_before;
+  if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || moved)) trace(st, figs, moved);
+  if (csv) trace_csv(st, ran, figs, moved);
   ++st.execution;
   std::optional<std::vector<Run>> written = written_runs(accesses, a, lb, ub, step);
   const std::vector<Run> exclusive = written ? exclusive_runs(*written, head.group, st.id) : std::vector<Run>{};

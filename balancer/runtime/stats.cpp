@@ -4,10 +4,34 @@
 
 #include <dsm/dsm.hpp>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 namespace dsm::lb::runtime {
 namespace {
+
+// DSM_LB_TRACE_CSV's file, opened at the first line (rank 0 only); a path that cannot be
+// written ends the program at once, before the work it was to trace.
+std::FILE* csv_file() {
+  struct Close {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  static const std::unique_ptr<std::FILE, Close> file = [] {
+    const char* path = std::getenv("DSM_LB_TRACE_CSV");
+    std::FILE* f = std::fopen(path, "w");
+    if (!f) {
+      std::fprintf(stderr, "dsm: DSM_LB_TRACE_CSV: cannot write '%s': %s\n", path, std::strerror(errno));
+      std::exit(2);
+    }
+    std::fputs("time,loop,execution,rank,iterations,seconds,period,power,moved\n", f);
+    return std::unique_ptr<std::FILE, Close>(f);
+  }();
+  return file.get();
+}
 
 void json_string(std::string& out, const std::string& s) {
   out += '"';
@@ -46,6 +70,36 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
     line += over;
   }
   std::fprintf(stderr, "dsm-lb: %s\n", line.c_str());
+}
+
+bool trace_csv_on() {
+  static const bool on = [] {
+    const char* path = std::getenv("DSM_LB_TRACE_CSV");
+    return path && *path;
+  }();
+  return on;
+}
+
+void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<RankFigures>& figs, bool moved) {
+  if (ran.size() != figs.size()) return;
+  std::FILE* f = csv_file();
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::vector<double> power = relative_power(st.model);
+  for (std::size_t r = 0; r < figs.size(); ++r) {
+    long iterations = 0;
+    double seconds = 0;
+    for (const Span& sp : ran[r]) iterations += sp.size();
+    for (double t : figs[r].wall) seconds += t;
+    std::string loop = st.name;  // a CSV field: quoted where the name needs it
+    if (loop.find_first_of(",\"") != std::string::npos) {
+      std::string q = "\"";
+      for (char c : loop) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      loop = q + "\"";
+    }
+    std::fprintf(f, "%.6f,%s,%llu,%zu,%ld,%.9f,%.9f,%.4f,%d\n", now, loop.c_str(),
+                 static_cast<unsigned long long>(st.execution - 1), r, iterations, seconds, st.period,
+                 r < power.size() ? power[r] : 0.0, moved ? 1 : 0);
+  }
 }
 
 // An object with one entry per loop site: executions, redistributions, iterations and pages moved, and each

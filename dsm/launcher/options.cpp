@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "settings.hpp"
@@ -112,6 +113,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
                "dsm-top shows the same for a job already running");
   app.add_option("--lb", opt.lb, "load-balancing policy (DSM_LB): static, shift, multi, locality, fgdls, auto")
       ->check(known_policy);
+  app.add_option("--lb-trace", opt.lb_trace,
+                 "write a CSV line per rank for every execution of every balanced loop to FILE (DSM_LB_TRACE_CSV; "
+                 "scripts/plot-balance.sh draws it)")
+      ->option_text("FILE")
+      ->check(writable_file);
   std::string stdin_mode = "0";
   app.add_option("--stdin", stdin_mode,
                  "which rank reads dsmrun's standard input: 0 (a terminal is forwarded while dsmrun runs in "
@@ -130,6 +136,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (std::strcmp(argv[i], "-np") == 0) args[i] = long_np, np_at.push_back(i);
   cli::parse_or_exit(app, argc, args.data());
   opt.command = app.remaining();
+  // Rank 0 writes it from its own working directory, which may be another host's.
+  if (!opt.lb_trace.empty()) opt.lb_trace = std::filesystem::absolute(opt.lb_trace).string();
   const int program_at = argc - int(opt.command.size());
   for (const int i : np_at)
     if (i >= program_at) opt.command[i - program_at] = argv[i];

@@ -31,6 +31,7 @@ struct Options {
   std::string stats_json;
   double watch = 0;  // seconds between two tables of the local ranks (0: no live view)
   std::string lb;
+  std::string lb_trace;  // absolute path of the balancer's CSV trace (DSM_LB_TRACE_CSV), or empty
   bool stdin_to_rank0 = true;  // --stdin 0 (else none: every rank reads /dev/null)
   std::vector<std::string> env;
   std::vector<std::string> command;

@@ -20,7 +20,7 @@ constexpr std::string_view known_variables[] = {
     "DSM_REGION_BASE", "DSM_POPULATE", "DSM_HEAP_STEP", "DSM_DIFF_KERNEL", "DSM_LB", "DSM_LB_WARMUP",
     "DSM_LB_THRESHOLD", "DSM_LB_EVIDENCE", "DSM_LB_MIN_MOVE", "DSM_LB_HEADROOM", "DSM_LB_FILTER",
     "DSM_LB_COST_BENEFIT", "DSM_LB_CHANGE_COST", "DSM_LB_PREFETCH", "DSM_LB_BULK_WRITE",
-    "DSM_LB_EXCLUSIVE", "DSM_LB_TRACE", "DSM_PIPE_GRAIN", "DSM_CXX", "DSM_SANITIZE_BUILD_TYPE", "DSM_TEST_TIME_SCALE",
+    "DSM_LB_EXCLUSIVE", "DSM_LB_TRACE", "DSM_LB_TRACE_CSV", "DSM_PIPE_GRAIN", "DSM_CXX", "DSM_SANITIZE_BUILD_TYPE", "DSM_TEST_TIME_SCALE",
     "DSM_EXPECT_MARKER", "DSM_TEST_HOST", "DSM_LIVENESS", "DSM_HOST"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -47,6 +47,7 @@ Environment rank_environment(const Options& opt, const JobContact& job, const Ra
   if (place.host_cpus) env.emplace_back("DSM_HOST_CPUS", std::to_string(*place.host_cpus));
   if (!place.host.empty()) env.emplace_back("DSM_HOST", place.host);  // names it in messages
   if (!opt.lb.empty()) env.emplace_back("DSM_LB", opt.lb);
+  if (!opt.lb_trace.empty()) env.emplace_back("DSM_LB_TRACE_CSV", opt.lb_trace);
   if (opt.liveness) env.emplace_back("DSM_LIVENESS", std::to_string(*opt.liveness));
   for (const auto& kv : opt.env) {
     const auto eq = kv.find('=');
