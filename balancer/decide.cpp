@@ -86,16 +86,52 @@ Profile profile_of(const SiteModel& m) {
   return m.opt.policy == Policy::fgdls ? cpu_profile(m) : known_profile(m, m.n);
 }
 
-// Speeds for the decision: ranks never measured get the mean of the others.
+// Whether rank r has left the computation (SiteModel::left).
+bool has_left(const SiteModel& m, std::size_t r) { return r < m.left.size() && m.left[r]; }
+
+// A speed so small against the others' that a rank's share of any split rounds to nothing.
+constexpr double left_speed = 1e-9;
+
+// Speeds for the decision: ranks never measured get the mean of the others; ranks that left
+// the computation next to nothing.
 std::vector<double> usable_speeds(const SiteModel& m) {
-  double sum = 0;
+  double sum = 0, fastest = 0;
   int count = 0;
-  for (double s : m.speed)
-    if (s > 0) sum += s, ++count;
+  for (std::size_t r = 0; r < m.speed.size(); ++r)
+    if (m.speed[r] > 0 && !has_left(m, r)) sum += m.speed[r], ++count, fastest = std::max(fastest, m.speed[r]);
   std::vector<double> s = m.speed;
-  for (double& v : s)
-    if (v <= 0) v = count ? sum / count : 1.0;
+  for (std::size_t r = 0; r < s.size(); ++r) {
+    if (s[r] <= 0) s[r] = count ? sum / count : 1.0;
+    if (has_left(m, r)) s[r] = left_speed * std::max(fastest, 1e-300);
+  }
   return s;
+}
+
+// A rank leaves the computation (A-MPI, seed 001, chapter 4) while another program shares its
+// core and it runs at less than opt.leave of the fastest rank's speed: a rank that gets its
+// core a time slice at a time holds every barrier up by one, more than its share of the work
+// is worth. It comes back when its figures say its core is its own again, as a rank never
+// measured (the others' mean speed). Decided from the figures alone, the same on every rank.
+// Returns whether a rank came back.
+bool update_left(SiteModel& m) {
+  m.left.resize(m.speed.size(), 0);
+  bool back = false;
+  double fastest = 0;
+  for (std::size_t r = 0; r < m.speed.size(); ++r)
+    if (!m.left[r]) fastest = std::max(fastest, m.speed[r]);
+  for (std::size_t r = 0; r < m.speed.size(); ++r) {
+    const bool shared = r < m.core_shared.size() && m.core_shared[r];
+    if (m.left[r] && !shared) {
+      m.left[r] = 0;
+      m.speed[r] = 0;
+      m.filters[r] = RateFilter{};
+      m.recent[r].clear();
+      back = true;
+    } else if (!m.left[r] && shared && m.speed[r] > 0 && m.speed[r] < m.opt.leave * fastest) {
+      m.left[r] = 1;
+    }
+  }
+  return back;
 }
 
 std::vector<double> normalized(std::vector<double> v) {
@@ -360,6 +396,7 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.n = n;
   if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
   m.assign = blocks(m, n, nranks, nullptr, g);
+  m.left.assign(nranks, 0);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
   m.span_cpu.assign(nranks, {});
@@ -486,10 +523,22 @@ const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
+  const bool back = update_left(m);
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
   const IterationPages& t = iteration_pages(m, g);
+  // A rank back from leaving has no iterations to be measured on: its share comes at once.
+  if (back) {
+    m.horizon = expected_stability(m);
+    Assignment next = propose(m, prof, speed, t, page_s, move_s, false);
+    if (next != m.assign) {
+      const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, next));
+      adopt(m, t, std::move(next), estimate, -1);
+      m.verdict = Verdict::changed;
+    }
+    return;
+  }
   if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, page_s)) {
     if (*whole != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
@@ -502,6 +551,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   double fastest = INFINITY, slowest = 0;
   int slowest_rank = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r) {
+    if (has_left(m, r) && m.assign[r].empty()) continue;  // out of the computation: no time
     const double t = prof.work(m.assign[r]) / speed[r];
     fastest = std::min(fastest, t);
     if (t > slowest) slowest = t, slowest_rank = static_cast<int>(r);

@@ -43,6 +43,7 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
     o.learn_change_cost = parse_bool(v, "DSM_LB_CHANGE_COST");
   if (const char* v = getenv_fn("DSM_LB_EVIDENCE")) o.evidence = parse_double(v, "DSM_LB_EVIDENCE", 0, 3600);
   if (const char* v = getenv_fn("DSM_LB_MIN_MOVE")) o.min_move = parse_double(v, "DSM_LB_MIN_MOVE", 0, 1);
+  if (const char* v = getenv_fn("DSM_LB_LEAVE")) o.leave = parse_double(v, "DSM_LB_LEAVE", 0, 1);
   if (const char* v = getenv_fn("DSM_LB_HEADROOM")) o.headroom = parse_double(v, "DSM_LB_HEADROOM", 0.05, 1);
   if (const char* v = getenv_fn("DSM_LB_PREFETCH")) o.prefetch = parse_bool(v, "DSM_LB_PREFETCH");
   if (const char* v = getenv_fn("DSM_LB_BULK_WRITE")) o.bulk_write = parse_bool(v, "DSM_LB_BULK_WRITE");

@@ -54,6 +54,10 @@ struct Options {
   bool cost_benefit = true; // page transfer cost against time saved
   bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
+  // A rank whose core another program shares and whose speed falls below this fraction of
+  // the fastest rank's leaves the computation (no iterations) until its core is its own
+  // again; 0: never.
+  double leave = 0.2;
   // Runtime glue only: access descriptors used to cut protocol cost (docs/design.md, "What the
   // hardware costs").
   bool prefetch = true;    // fetch the read sections of this rank's ranges in bulk
@@ -69,7 +73,7 @@ struct Options {
 };
 
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_HEADROOM,
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_HEADROOM,
 // DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1), DSM_LB_TRACE. Throws
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);

@@ -18,7 +18,7 @@ jobs=${JOBS:-$(nproc)}
 build_type=${DSM_SANITIZE_BUILD_TYPE:-Debug}
 
 targets=(dsmrun dsm-top dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
-         test_balancer lb_rows follow_lead dsm-load dsm-bench-bulk pipeline_rows gauss_seidel_seq gauss_seidel_hand
+         test_balancer lb_rows csr_rows follow_lead dsm-load dsm-bench-bulk pipeline_rows gauss_seidel_seq gauss_seidel_hand
          forge_pipeline)
 # The runtime's tests: tests/mem, tests/net, tests/proto, tests/job, tests/balancer, and the
 # pipelined nests' (the Gauss-Seidel application, forged tile messages).
@@ -26,10 +26,11 @@ include='^(dsm\.|mem[:.]|net\.|balancer|apps\.gauss_seidel\.hand|reliability\.fo
 # Left out, in every sanitizer build:
 #   fuzz      libFuzzer targets: built with clang++-14 apart from this build, and already
 #             run with -fsanitize=fuzzer,address,undefined by the normal test run.
-#   balancer: rows with a slow rank
-#             a rank that computes its rows four times, for 100 executions: minutes of the
-#             matrix product at -O0 with a sanitizer. Moves under the sanitizers are checked by
-#             "balancer: follows, then decides" (a move at nearly every execution).
+#   balancer: rows with a slow rank, balancer: a loaded rank leaves the computation
+#             a rank that computes its rows four times, for 100 executions, or 300 executions
+#             beside a load: minutes of the matrix product at -O0 with a sanitizer. Moves under
+#             the sanitizers are checked by "balancer: follows, then decides" (a move at nearly
+#             every execution).
 #   dsm.handoff_loaded
 #             under the paper's load, and it bounds each fetch's time (a stall of the service
 #             thread's idle timeout): the sanitizers' slowdown would decide it.
@@ -39,7 +40,7 @@ include='^(dsm\.|mem[:.]|net\.|balancer|apps\.gauss_seidel\.hand|reliability\.fo
 #   balancer: a sliding window keeps its memory
 #             bounds the growth of resident memory, which the sanitizers' allocators (ASan's
 #             quarantine of freed blocks) make grow by themselves.
-exclude='fuzz|^balancer: rows with a slow rank|^dsm\.handoff_loaded|^mem:running out of kernel mappings|^balancer: a sliding window'
+exclude='fuzz|^balancer: rows with a slow rank|^balancer: a loaded rank leaves|^dsm\.handoff_loaded|^mem:running out of kernel mappings|^balancer: a sliding window'
 
 sanitize() {
   local mode=$1 dir

@@ -365,6 +365,48 @@ TEST_CASE("a rank slowed by another program on its core is balanced without the 
   }
 }
 
+TEST_CASE("a rank far slower for another program on its core leaves the computation, and comes back") {
+  const long n = 4000;
+  const Geometry g = page_per_iteration();
+  const std::vector<double> crowded{1.0, 0.1}, free{1.0, 1.0};
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    run.core_shared = {false, true};
+    for (int e = 0; e < 30; ++e) execute(run, n, crowded, uniform, g);
+    CHECK(run.m.assign[1].empty());
+    CHECK(run.m.assign[0] == std::vector<Span>{{0, n}});
+    CHECK(relative_power(run.m)[1] < 1e-6);
+    for (int e = 0; e < 30; ++e) execute(run, n, crowded, uniform, g);
+    CHECK(run.m.assign[1].empty());  // it stays out while its core is shared
+    // Its core its own again: the figures of the next execution say so, and the one after
+    // gives it a share, which its measured speed then makes even.
+    run.core_shared = {false, false};
+    execute(run, n, free, uniform, g);
+    execute(run, n, free, uniform, g);
+    CHECK(!run.m.assign[1].empty());
+    for (int e = 0; e < 40; ++e) execute(run, n, free, uniform, g);
+    CHECK(imbalance(run, free, uniform) < 1 + run.m.opt.threshold);
+  }
+  SECTION("a rank that keeps a useful share, is slow for no known cause, or may not leave stays in") {
+    for (Policy p : balancing) {
+      CAPTURE(policy_name(p));
+      Run shared = make_run(p), unknown = make_run(p), never = make_run(p);
+      shared.core_shared = {false, true};
+      never.core_shared = {false, true};
+      never.m.opt.leave = 0;
+      for (int e = 0; e < 60; ++e) {
+        execute(shared, n, {1.0, 0.4}, uniform, g);
+        execute(unknown, n, crowded, uniform, g);
+        execute(never, n, crowded, uniform, g);
+      }
+      CHECK(imbalance(shared, {1.0, 0.4}, uniform) < 1 + shared.m.opt.threshold);
+      CHECK(imbalance(unknown, crowded, uniform) < 1 + unknown.m.opt.threshold);
+      CHECK(imbalance(never, crowded, uniform) < 1 + never.m.opt.threshold);
+    }
+  }
+}
+
 TEST_CASE("what changes cost is measured, and changes that cost more than their pages are rarer") {
   const long n = 2000;
   const Geometry g = page_per_iteration();
