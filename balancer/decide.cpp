@@ -466,8 +466,9 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   }
   const Profile known = known_profile(m, m.n);
   for (std::size_t r = 0; r < figs.size(); ++r) {
-    // Work done per second inside the ranges: iterations (paper Fig. 1) or, for fgdls,
-    // CPU seconds, whose ratio to wall time is the share of the core the rank got.
+    // Work done per second inside the ranges: iterations (paper Fig. 1), weighed by their
+    // known costs if any, or, for fgdls, CPU seconds, whose ratio to wall time is the share
+    // of the core the rank got.
     const double work = m.opt.policy == Policy::fgdls ? m.last_cpu[r] : known.work(m.assign[r]);
     if (work > 0 && m.last_wall[r] > 0) {
       auto& recent = m.recent[r];
