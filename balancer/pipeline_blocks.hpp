@@ -17,12 +17,17 @@ struct BlockLayout {
 };
 
 // `rows` rows from `row_lb` in up to `per_rank` blocks per rank; rank r's blocks hold a share
-// of the rows proportional to speeds[r] (equal shares when a speed is not positive and
-// finite), at least one row while there are as many rows as ranks.
-BlockLayout deal_blocks(long row_lb, long rows, std::span<const double> speeds, long per_rank);
+// of the rows proportional to speeds[r] (a speed that is not positive and finite counts as
+// the mean of the others; equal shares when none is), at least one row while there are as
+// many rows as ranks, but ranks that left the pipeline (left[r] true; `left` empty or as
+// long as `speeds`) get none, unless every rank left.
+BlockLayout deal_blocks(long row_lb, long rows, std::span<const double> speeds, long per_rank,
+                        std::span<const char> left = {});
 
 // Whether a layout for `speeds` would move more than `threshold` of the rows (a share, 0-1)
-// away from the shares `current` gives: below it, a new layout moves pages for noise.
-bool shares_differ(std::span<const double> current, std::span<const double> speeds, double threshold);
+// away from the shares `current` gives, the same ranks having left: below it, a new layout
+// moves pages for noise.
+bool shares_differ(std::span<const double> current, std::span<const double> speeds, double threshold,
+                   std::span<const char> left = {});
 
 }  // namespace dsm::lb

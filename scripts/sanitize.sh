@@ -26,9 +26,9 @@ include='^(dsm\.|mem[:.]|net\.|balancer|apps\.gauss_seidel\.hand|reliability\.fo
 # Left out, in every sanitizer build:
 #   fuzz      libFuzzer targets: built with clang++-14 apart from this build, and already
 #             run with -fsanitize=fuzzer,address,undefined by the normal test run.
-#   balancer: rows with a slow rank, balancer: a loaded rank leaves the computation
-#             a rank that computes its rows four times, for 100 executions, or 300 executions
-#             beside a load: minutes of the matrix product at -O0 with a sanitizer. Moves under
+#   balancer: rows with a slow rank, balancer: a loaded rank leaves (the computation, the
+#             pipeline): a rank that computes its rows four times, for 100 executions, or
+#             hundreds of executions or sweeps beside a load: minutes at -O0 with a sanitizer. Moves under
 #             the sanitizers are checked by "balancer: follows, then decides" (a move at nearly
 #             every execution).
 #   dsm.handoff_loaded

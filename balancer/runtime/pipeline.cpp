@@ -29,6 +29,10 @@ constexpr std::size_t message_header = 32;
 constexpr long blocks_per_rank = 4;
 // A new share of the rows only when it moves more than this fraction of them.
 constexpr double rebalance_threshold = 0.03;
+// A rank whose core another program shares leaves the pipeline below this fraction of the
+// fastest rank's speed. Far above the loops' DSM_LB_LEAVE: every tile it passes on waits for
+// its core, so a rank at half a core made two ranks slower than one (docs/results.md).
+constexpr double pipeline_leave = 0.8;
 
 std::byte* element(const Carried& a, long i, long j) {
   return static_cast<std::byte*>(a.base) + (i * a.row_stride + j) * static_cast<long>(a.elem_size);
@@ -78,7 +82,8 @@ std::vector<double> Pipeline::basis() const {
 }
 
 void Pipeline::share_rows() {
-  const BlockLayout layout = deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, basis(), ranks_ == 1 ? 1 : blocks_per_rank);
+  const BlockLayout layout =
+      deal_blocks(all_rows_.lb, all_rows_.ub - all_rows_.lb, basis(), ranks_ == 1 ? 1 : blocks_per_rank, left_);
   starts_ = layout.starts;
   owners_ = layout.owners;
   mine_.clear();
@@ -110,15 +115,20 @@ Pipeline::Sweep Pipeline::sweep() {
   // Every rank's speed, once measured (the first sweep faults its rows in): the blocks
   // follow them when the rows would move by more than noise.
   if (balance_ && ranks_ > 1 && sweeps_ > 2) {
-    std::vector<std::byte> mine(sizeof speed_);
-    std::memcpy(mine.data(), &speed_, sizeof speed_);
+    const detail::CoreShare core = detail::watch_core();
+    const double mine[2] = {speed_, core.share && *core.share < 1.0 ? 1.0 : 0.0};
+    std::vector<std::byte> bytes(sizeof mine);
+    std::memcpy(bytes.data(), mine, sizeof mine);
     std::vector<double> speeds;
-    for (const auto& part : runtime::gather(mine)) {
-      double v = 0;
-      if (part.size() == sizeof v) std::memcpy(&v, part.data(), sizeof v);
-      speeds.push_back(v);
+    std::vector<char> shared;
+    for (const auto& part : runtime::gather(bytes)) {
+      double v[2] = {0, 0};
+      if (part.size() == sizeof v) std::memcpy(v, part.data(), sizeof v);
+      speeds.push_back(v[0]);
+      shared.push_back(v[1] != 0);
     }
-    if (shares_differ(basis(), speeds, rebalance_threshold)) {
+    const bool turned = update_left(speeds, shared);
+    if (turned || shares_differ(basis(), speeds, rebalance_threshold, left_)) {
       basis_ = speeds;
       share_rows();
     }
@@ -128,6 +138,10 @@ Pipeline::Sweep Pipeline::sweep() {
   tile_.width_ = grain_;
   tiles_ = 0;
   for (long k : mine_) tiles_ += tiles_in(k);
+  if (tiles_ == 0) {  // out of the pipeline: a sweep of nothing, and no speed to smooth with later
+    last_ = now_;
+    speed_ = 0;
+  }
   mine_at_ = 0;
   tile_at_ = 0;
   received_block_ = -1;
@@ -173,9 +187,31 @@ void Pipeline::claim_blocks() {
 // time at the thread's share of the sweep's run time: a rank that mostly waits for tiles
 // waits for its core again at each wake-up, and that latency, counted as a small share,
 // made an idle rank look as slow as one with eight times the work.
+// A rank leaves the pipeline while another program shares its core and it runs below
+// pipeline_leave of the fastest rank's speed, and comes back (not measured: at the others'
+// mean speed) when its core is its own again. The same figures on every rank, the same
+// decision. Returns whether a rank left or came back.
+bool Pipeline::update_left(const std::vector<double>& speeds, const std::vector<char>& shared) {
+  left_.resize(std::size_t(ranks_), 0);
+  double fastest = 0;
+  for (int r = 0; r < ranks_; ++r)
+    if (!left_[std::size_t(r)]) fastest = std::max(fastest, speeds[std::size_t(r)]);
+  bool turned = false;
+  for (std::size_t r = 0; r < std::size_t(ranks_); ++r) {
+    const bool out = shared[r] && speeds[r] > 0 && speeds[r] < pipeline_leave * fastest;
+    if (left_[r] ? !shared[r] : out) {
+      left_[r] = !left_[r];
+      ++(left_[r] ? departures_ : returns_);
+      turned = true;
+    }
+  }
+  return turned;
+}
+
 void Pipeline::measure_speed() {
   long rows = 0;
   for (long k : mine_) rows += block(k).ub - block(k).lb;
+
   const double speed = double(rows) * double(cols_.ub - cols_.lb) / std::max(last_.compute_s, 1e-9);
   speed_ = speed_ > 0 ? 0.5 * (speed_ + speed) : speed;
 }

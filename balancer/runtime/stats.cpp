@@ -152,11 +152,12 @@ std::string stats_json() {
     first = false;
     json_string(out, "pipeline " + p->name());
     const SweepFigures& f = p->last();
-    char head[320];
+    char head[384];
     std::snprintf(head, sizeof head,
                   ": {\"pipeline\": {\"sweeps\": %llu, \"grain\": %ld, \"tiles\": %ld, \"compute\": %.6f, \"wait\": %.6f, "
-                  "\"messages\": %.6f, \"rows\": [",
-                  static_cast<unsigned long long>(p->sweeps()), f.grain, f.tiles, f.compute_s, f.wait_s, f.messages_s);
+                  "\"messages\": %.6f, \"departures\": %ld, \"returns\": %ld, \"rows\": [",
+                  static_cast<unsigned long long>(p->sweeps()), f.grain, f.tiles, f.compute_s, f.wait_s, f.messages_s,
+                  p->departures(), p->returns());
     out += head;
     for (int r = 0; r < nprocs(); ++r) {
       long rows = 0;

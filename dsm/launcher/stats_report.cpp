@@ -32,6 +32,9 @@ void print_sites(const pt::ptree& sites) {
       if (auto per_rank = pipe->get_child_optional("rows"))
         for (const auto& [unused, x] : *per_rank) rows += " " + x.data();
       std::printf("  rows by rank:%s\n", rows.c_str());
+      if (const std::string left = pipe->get("departures", "0"); left != "0")
+        std::printf("  a rank left the pipeline %s times, came back %s times\n", left.c_str(),
+                    pipe->get("returns", "0").c_str());
       continue;
     }
     const std::string follows = site.get("follows", ""), inspections = site.get("inspections", "");

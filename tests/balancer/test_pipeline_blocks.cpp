@@ -65,3 +65,20 @@ TEST_CASE("pipeline blocks: a new layout only for a real change of shares") {
   CHECK(shares_differ(now, half, 0.03));
   CHECK_FALSE(shares_differ(half, half, 0.0));
 }
+
+TEST_CASE("pipeline blocks: a rank that left gets no rows, and one back unmeasured the mean share") {
+  const std::vector<double> speeds{1.0, 0.4, 1.0};
+  const std::vector<char> left{0, 1, 0};
+  const BlockLayout out = deal_blocks(0, 300, speeds, 4, left);
+  CHECK(rows_per_rank(out, 0, 300, 3) == std::vector<long>{150, 0, 150});
+  for (int owner : out.owners) CHECK(owner != 1);
+  // Back, not measured yet (speed 0): the others' mean, so an equal share here.
+  const std::vector<double> back{1.0, 0.0, 1.0};
+  CHECK(rows_per_rank(deal_blocks(0, 300, back, 4), 0, 300, 3) == std::vector<long>{100, 100, 100});
+  // Every rank out is every rank in.
+  const std::vector<char> all{1, 1, 1};
+  CHECK(rows_per_rank(deal_blocks(0, 300, speeds, 4, all), 0, 300, 3) == rows_per_rank(deal_blocks(0, 300, speeds, 4), 0, 300, 3));
+  // Its own speed going to nothing while it is out moves no row.
+  CHECK_FALSE(shares_differ(speeds, std::vector<double>{1.0, 0.0, 1.0}, 0.03, left));
+  CHECK(shares_differ(speeds, std::vector<double>{1.0, 0.0, 1.0}, 0.03));
+}

@@ -142,6 +142,10 @@ class Pipeline {
   std::uint64_t sweeps() const { return sweeps_; }
   long grain() const { return grain_; }
   const SweepFigures& last() const { return last_; }
+  // Times a rank left the pipeline (another program on its core made it far slower), and
+  // came back (its core its own again).
+  long departures() const { return departures_; }
+  long returns() const { return returns_; }
 
  private:
   Range block(long k) const;
@@ -152,6 +156,7 @@ class Pipeline {
   void share_rows();
   void claim_blocks();
   void measure_speed();
+  bool update_left(const std::vector<double>& speeds, const std::vector<char>& shared);
   void start_tile();
   void finish_tile();
   void await(long k, long through);
@@ -167,6 +172,8 @@ class Pipeline {
   std::vector<int> owners_;
   std::vector<long> mine_;  // this rank's blocks, in order
   std::vector<double> basis_;  // the speeds the blocks follow (empty: equal shares)
+  std::vector<char> left_;     // per rank: out of the pipeline while its core is shared
+  long departures_ = 0, returns_ = 0;
   double speed_ = 0;  // elements per second of this rank's tiles, smoothed
   bool balance_ = true;
   long grain_ = 0;
