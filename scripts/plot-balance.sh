@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 (($# >= 2)) || die_setup "usage: scripts/plot-balance.sh TRACE.csv OUT.png [--loop NAME] [--mark EPOCH_SECONDS LABEL]..."
 trace=$1 png=$2
 shift 2
-loop= marks=()
+loop='' marks=()
 while (($#)); do
   case $1 in
     --loop) (($# >= 2)) || die_setup "--loop needs a loop name"; loop=$2; shift 2 ;;

@@ -22,12 +22,19 @@ struct Options {
   bool check = false;  // recompute sequentially in private memory and compare
   bool trace = false;  // print one line per iteration
   int problem = 0;     // index of --problem in the application's list of problems
+  // --shares W0,W1,...: a hand version's fixed split, rank r's rows in proportion to Wr (the
+  // best fixed split a balancer is judged against); empty: equal blocks.
+  std::vector<double> shares = {};
 };
 
 // Parses the common options (CLI11, compiled once in app.cpp). Exits with CLI11's message and
 // code on bad input or --help. An application that solves more than one problem names them
 // in `problems` (the first is the default): `--problem NAME` then picks one.
 Options parse(int argc, char** argv, const char* what, Options defaults, const std::vector<std::string>& problems = {});
+
+// The shares of --shares for a job of `nprocs` ranks (empty without them); ends the program
+// (status 2) with a message when their count is not the ranks'.
+std::vector<double> shares_for(const Options& o, int nprocs);
 
 // 64-bit hash of the bytes of an array: equal checksums mean bit-identical results
 // (for floating point too, where a sum would hide differences in the last bits).

@@ -3,8 +3,10 @@
 // a page, so neighbouring ranks do not write the same page (no false sharing).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <initializer_list>
+#include <vector>
 
 namespace app {
 
@@ -15,12 +17,19 @@ struct Rows {
 
 constexpr std::size_t page_bytes = 4096;
 
-// Boundary k of nprocs over rows [first, last): the even split point, or the closest row
-// within 1/64 of a block whose start (row * row_bytes from a page-aligned base) is
-// page-aligned; moving further would cost more in imbalance than one shared page does.
-inline long page_aware_boundary(long first, long last, std::size_t row_bytes, int k, int nprocs) {
+// Boundary k of nprocs over rows [first, last): the even split point (or, with `shares`, one
+// weight per rank, the point that gives rank r its share), or the closest row within 1/64 of
+// a block whose start (row * row_bytes from a page-aligned base) is page-aligned; moving
+// further would cost more in imbalance than one shared page does.
+inline long page_aware_boundary(long first, long last, std::size_t row_bytes, int k, int nprocs,
+                                const std::vector<double>& shares = {}) {
   long span = last - first;
   long even = first + span * k / nprocs;
+  if (!shares.empty()) {
+    double before = 0, total = 0;
+    for (int r = 0; r < nprocs; ++r) (r < k ? before : total) += shares[static_cast<std::size_t>(r)];
+    even = first + std::lround(static_cast<double>(span) * before / (before + total));
+  }
   if (k == 0 || k == nprocs) return even;
   long window = span / nprocs / 64;
   for (long d = 0; d <= window; ++d)
@@ -29,9 +38,10 @@ inline long page_aware_boundary(long first, long last, std::size_t row_bytes, in
   return even;
 }
 
-inline Rows page_aware_rows(long first, long last, std::size_t row_bytes, int rank, int nprocs) {
-  return {page_aware_boundary(first, last, row_bytes, rank, nprocs),
-          page_aware_boundary(first, last, row_bytes, rank + 1, nprocs)};
+inline Rows page_aware_rows(long first, long last, std::size_t row_bytes, int rank, int nprocs,
+                            const std::vector<double>& shares = {}) {
+  return {page_aware_boundary(first, last, row_bytes, rank, nprocs, shares),
+          page_aware_boundary(first, last, row_bytes, rank + 1, nprocs, shares)};
 }
 
 }  // namespace app

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
 
   const std::size_t row = n * sizeof(float);
   std::vector<app::Rows> rows;  // every rank's block: dsm::own is collective
-  for (int r = 0; r < dsm::nprocs(); ++r) rows.push_back(app::page_aware_rows(1, n - 1, row, r, dsm::nprocs()));
+  const std::vector<double> shares = app::shares_for(o, dsm::nprocs());
+  for (int r = 0; r < dsm::nprocs(); ++r) rows.push_back(app::page_aware_rows(1, n - 1, row, r, dsm::nprocs(), shares));
   const app::Rows mine = rows[dsm::rank()];
   const std::size_t block = (mine.hi - mine.lo) * row;
   // The fixed boundary rows, which no rank writes, go with the first and last blocks: then

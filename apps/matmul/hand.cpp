@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   if (dsm::rank() == 0) matmul::init(sh_a, sh_b, n);
   dsm::barrier();
 
-  const app::Rows mine = app::page_aware_rows(0, n, n * sizeof(long), dsm::rank(), dsm::nprocs());
+  const app::Rows mine =
+      app::page_aware_rows(0, n, n * sizeof(long), dsm::rank(), dsm::nprocs(), app::shares_for(o, dsm::nprocs()));
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   dsm::prefetch(sh_a + mine.lo * n, (mine.hi - mine.lo) * n * sizeof(long), dsm::Mode::read);

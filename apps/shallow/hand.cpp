@@ -5,6 +5,7 @@
 #include <dsm/dsm.hpp>
 
 #include <algorithm>
+#include <vector>
 
 #include "../common/split.hpp"
 #include "../common/dsm_finish.hpp"
@@ -14,9 +15,10 @@ namespace {
 struct Hand {
   long n;
   int rank, nprocs;
+  std::vector<double> shares;  // --shares, or empty: equal blocks
   // Rank r's rows: a page-aware block of [0, N); the last rank also owns row N.
   app::Rows owned(int r) const {
-    app::Rows b = app::page_aware_rows(0, n - 1, n * sizeof(double), r, nprocs);
+    app::Rows b = app::page_aware_rows(0, n - 1, n * sizeof(double), r, nprocs, shares);
     if (r == nprocs - 1) b.hi = n;
     return b;
   }
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
   if (dsm::rank() == 0) shallow::init(g);
   dsm::barrier();
 
-  Hand ex{o.n, dsm::rank(), dsm::nprocs()};
+  Hand ex{o.n, dsm::rank(), dsm::nprocs(), app::shares_for(o, dsm::nprocs())};
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long c = 0; c < o.iters; ++c) {

@@ -9,19 +9,31 @@
 # overhead without load (POLICY vs static; paper: under 6 %). REPS rounds (default 3) each
 # run all four conditions; the times printed are medians over the rounds, the two ratios the
 # medians of each round's ratio.
-# Environment: REPS, POLICY, APPS ("matmul jacobi"), MATMUL_ARGS, JACOBI_ARGS (problem
-# sizes); DSM_LB_* settings pass through to the ranks.
+# The yardstick beside the ideal: in each round, under the load, the hand-parallelized
+# version with each fixed split of SPLITS (rank 1's share of the rows, --shares) and --lb
+# static; the best of them is that round's best fixed split, and POLICY / best fixed split is
+# the median of each round's ratio (the share printed: the best one in most rounds).
+# Environment: REPS, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
+# SHALLOW_ARGS (problem sizes), SPLITS ("0.225 0.25 ... 0.4"; empty: no sweep); DSM_LB_*
+# settings pass through to the ranks.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
 (($# <= 1)) || die_setup "usage: scripts/bench balance [BUILD_DIR]"
 (($# == 0)) || use_build "$1"
 reps=${REPS:-3}
 policy=${POLICY:-auto}
-read -ra apps <<<"${APPS:-matmul jacobi}"
+read -ra apps <<<"${APPS:-matmul jacobi shallow}"
+read -ra splits <<<"${SPLITS-0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
+for f in "${splits[@]}"; do [[ $f =~ ^0?\.[0-9]+$ ]] || die_setup "SPLITS: '$f' is not a share between 0 and 1"; done
 # Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
-declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500})
+declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500}
+  [shallow]=${SHALLOW_ARGS:---n 514 --iters 200})
 need dsmrun dsm-load
-for app in "${apps[@]}"; do need "${app}_pass"; done
+for app in "${apps[@]}"; do
+  [ -n "${args[$app]:-}" ] || die_setup "APPS: unknown application '$app' (matmul, jacobi, shallow)"
+  need "${app}_pass"
+  ((${#splits[@]} == 0)) || need "${app}_hand"
+done
 ((cores >= 2)) || die_setup "needs 2 cores"
 
 # timed_run POLICY PROGRAM [ARGS...]: the time of one run at 2 ranks, bound, --lb POLICY.
@@ -43,13 +55,30 @@ run_pair() {
   echo "$ta $tb"
 }
 
-# Over the rounds in `rows` ("noload static0 static_l bal_l" each): col N, the median of
-# column N; per_round EXPR, the median of each round's value of the awk expression EXPR.
+# best_split PROGRAM [ARGS...]: "time share" of the fastest fixed split of SPLITS under the
+# load (the hand version, --lb static, rank 1 given `share` of the rows).
+best_split() {
+  local f t best='' share=''
+  for f in "${splits[@]}"; do
+    t=$(timed_run static "$@" --shares "$(awk -v f="$f" 'BEGIN { print 1 - f }'),$f")
+    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t share=$f; fi
+  done
+  echo "$best $share"
+}
+
+# Over the rounds in `rows` ("noload static0 static_l bal_l [best share]" each): col N, the
+# median of column N; per_round EXPR, the median of each round's value of the awk expression
+# EXPR.
 rows=()
 col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
 per_round() { printf '%s\n' "${rows[@]}" | awk "{print $1}" | median; }
 
-printf '%-7s %9s %9s %9s %9s %9s %14s %9s\n' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
+# The share most rounds found best (the first such in SPLITS' order on a tie).
+usual_share() { printf '%s\n' "${rows[@]}" | awk '{ c[$6]++ } END { for (s in c) if (c[s] > n) { n = c[s]; b = s } print b }'; }
+
+printf '%-7s %9s %9s %9s %9s %9s %14s %9s' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
+((${#splits[@]} == 0)) && echo || printf ' %9s %6s %11s\n' best-fixed share "$policy/best"
+
 for app in "${apps[@]}"; do
   prog=$bin/${app}_pass
   # shellcheck disable=SC2086  # the options are split on purpose
@@ -66,12 +95,22 @@ for app in "${apps[@]}"; do
     # shellcheck disable=SC2086
     pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
     read -r bal_l static_l <<<"$pair"
+    best=
+    # shellcheck disable=SC2086
+    ((${#splits[@]} == 0)) || best=$(best_split "$bin/${app}_hand" ${args[$app]})
     load_stop
-    rows+=("$noload $static0 $static_l $bal_l")
+    rows+=("$noload $static0 $static_l $bal_l $best")
   done
   # shellcheck disable=SC2016  # the $N are awk's
   awk -v app="$app" -v n="$(col 1)" -v s0="$(col 2)" -v sl="$(col 3)" -v bl="$(col 4)" \
     -v bi="$(per_round '$4 / ($1 * 2 / 1.5)')" -v ov="$(per_round '($1 / $2 - 1) * 100')" 'BEGIN {
-    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%\n", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
+    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
   }'
+  if ((${#splits[@]} == 0)); then echo
+  else
+    # shellcheck disable=SC2016
+    awk -v b="$(col 5)" -v f="$(usual_share)" -v r="$(per_round '$4 / $5')" 'BEGIN { printf " %9.3f %6s %11.3f\n", b, f, r }'
+  fi
 done
+((${#splits[@]} == 0)) || echo "best-fixed: the fastest hand-parallelized run under the load over rank 1's shares ${splits[*]} (--shares); share: the best in most rounds; $policy/best: median of each round's ratio"
+

@@ -14,7 +14,7 @@ trap 'kill "$load_pid" 2>/dev/null' EXIT
 out=$("$dsmrun" -n 2 --bind --timeout 100 --stats "$hand" "${args[@]}") || { echo "$out"; echo "pipeline_leaves: the run failed"; exit 1; }
 grep -E '^checksum|rows by rank|left the pipeline' <<<"$out"
 got=$(awk '$1 == "checksum" {print $2}' <<<"$out")
-[ -n "$want" ] && [ "$want" = "$got" ] || { echo "pipeline_leaves: checksum $got, sequential $want"; exit 1; }
+if [ -z "$want" ] || [ "$want" != "$got" ]; then echo "pipeline_leaves: checksum $got, sequential $want"; exit 1; fi
 grep -q 'a rank left the pipeline [1-9]' <<<"$out" || { echo "pipeline_leaves: no rank left"; exit 1; }
 read -r r0 r1 < <(awk '/rows by rank:/ {print $4, $5}' <<<"$out")
 if [ "$seconds" = 0 ]; then
