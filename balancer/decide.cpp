@@ -110,8 +110,9 @@ std::vector<double> usable_speeds(const SiteModel& m) {
 // A rank leaves the computation (A-MPI, seed 001, chapter 4) while another program shares its
 // core and it runs at less than opt.leave of the fastest rank's speed: a rank that gets its
 // core a time slice at a time holds every barrier up by one, more than its share of the work
-// is worth. It comes back when its figures say its core is its own again, as a rank never
-// measured (the others' mean speed). Decided from the figures alone, the same on every rank.
+// is worth. It comes back when its figures say its core is its own again, at the speed it had
+// when it left, which its next measurements correct (the others' mean would overload a rank
+// slow for other reasons too). Decided from the figures alone, the same on every rank.
 // Returns whether a rank came back.
 bool update_left(SiteModel& m) {
   m.left.resize(m.speed.size(), 0);
@@ -123,9 +124,6 @@ bool update_left(SiteModel& m) {
     const bool shared = r < m.core_shared.size() && m.core_shared[r];
     if (m.left[r] && !shared) {
       m.left[r] = 0;
-      m.speed[r] = 0;
-      m.filters[r] = RateFilter{};
-      m.recent[r].clear();
       back = true;
     } else if (!m.left[r] && shared && m.speed[r] > 0 && m.speed[r] < m.opt.leave * fastest) {
       m.left[r] = 1;

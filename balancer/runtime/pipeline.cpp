@@ -138,10 +138,7 @@ Pipeline::Sweep Pipeline::sweep() {
   tile_.width_ = grain_;
   tiles_ = 0;
   for (long k : mine_) tiles_ += tiles_in(k);
-  if (tiles_ == 0) {  // out of the pipeline: a sweep of nothing, and no speed to smooth with later
-    last_ = now_;
-    speed_ = 0;
-  }
+  if (tiles_ == 0) last_ = now_;  // out of the pipeline: a sweep of nothing (its speed kept)
   mine_at_ = 0;
   tile_at_ = 0;
   received_block_ = -1;
@@ -188,9 +185,9 @@ void Pipeline::claim_blocks() {
 // waits for its core again at each wake-up, and that latency, counted as a small share,
 // made an idle rank look as slow as one with eight times the work.
 // A rank leaves the pipeline while another program shares its core and it runs below
-// pipeline_leave of the fastest rank's speed, and comes back (not measured: at the others'
-// mean speed) when its core is its own again. The same figures on every rank, the same
-// decision. Returns whether a rank left or came back.
+// pipeline_leave of the fastest rank's speed, and comes back when its core is its own again,
+// at the speed it had when it left, which its next sweeps correct. The same figures on every
+// rank, the same decision. Returns whether a rank left or came back.
 bool Pipeline::update_left(const std::vector<double>& speeds, const std::vector<char>& shared) {
   left_.resize(std::size_t(ranks_), 0);
   double fastest = 0;
