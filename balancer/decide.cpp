@@ -107,31 +107,6 @@ std::vector<double> usable_speeds(const SiteModel& m) {
   return s;
 }
 
-// A rank leaves the computation (A-MPI, seed 001, chapter 4) while another program shares its
-// core and it runs at less than opt.leave of the fastest rank's speed: a rank that gets its
-// core a time slice at a time holds every barrier up by one, more than its share of the work
-// is worth. It comes back when its figures say its core is its own again, at the speed it had
-// when it left, which its next measurements correct (the others' mean would overload a rank
-// slow for other reasons too). Decided from the figures alone, the same on every rank.
-// Returns whether a rank came back.
-bool update_left(SiteModel& m) {
-  m.left.resize(m.speed.size(), 0);
-  bool back = false;
-  double fastest = 0;
-  for (std::size_t r = 0; r < m.speed.size(); ++r)
-    if (!m.left[r]) fastest = std::max(fastest, m.speed[r]);
-  for (std::size_t r = 0; r < m.speed.size(); ++r) {
-    const bool shared = r < m.core_shared.size() && m.core_shared[r];
-    if (m.left[r] && !shared) {
-      m.left[r] = 0;
-      back = true;
-    } else if (!m.left[r] && shared && m.speed[r] > 0 && m.speed[r] < m.opt.leave * fastest) {
-      m.left[r] = 1;
-    }
-  }
-  return back;
-}
-
 std::vector<double> normalized(std::vector<double> v) {
   const double sum = std::accumulate(v.begin(), v.end(), 0.0);
   for (double& x : v) x /= sum;
@@ -522,7 +497,12 @@ const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
-  const bool back = update_left(m);
+  // A rank whose core another program shares and that runs below opt.leave of the fastest
+  // leaves: one that gets its core a time slice at a time holds every barrier up by one, more
+  // than its share of the work is worth. It comes back at the speed it left with, which its
+  // next measurements correct (the others' mean would overload a rank slow for other
+  // reasons too).
+  const bool back = update_left(m.left, m.speed, m.core_shared, m.opt.leave).returns > 0;
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);

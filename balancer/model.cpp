@@ -52,6 +52,26 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
   return o;
 }
 
+Turns update_left(std::vector<char>& left, const std::vector<double>& speed, const std::vector<char>& shared,
+                  double fraction) {
+  left.resize(speed.size(), 0);
+  double fastest = 0;
+  for (std::size_t r = 0; r < speed.size(); ++r)
+    if (!left[r]) fastest = std::max(fastest, speed[r]);
+  Turns turns;
+  for (std::size_t r = 0; r < speed.size(); ++r) {
+    const bool crowded = r < shared.size() && shared[r];
+    if (left[r] && !crowded) {
+      left[r] = 0;
+      ++turns.returns;
+    } else if (!left[r] && crowded && speed[r] > 0 && speed[r] < fraction * fastest) {
+      left[r] = 1;
+      ++turns.departures;
+    }
+  }
+  return turns;
+}
+
 Assignment equal_blocks(long n, int p) {
   Assignment a(static_cast<std::size_t>(p));
   const long q = n / p, rem = n % p;

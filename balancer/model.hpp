@@ -78,6 +78,16 @@ struct Options {
 // std::invalid_argument naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 
+// Ranks out of the computation (A-MPI, seed 001, chapter 4): a rank in whose core another
+// program shares (`shared`) and whose speed is below `fraction` of the fastest rank in leaves;
+// a rank out comes back when its core is its own again. Updates `left` (one entry per speed);
+// the same figures give the same turns on every rank.
+struct Turns {
+  int departures = 0, returns = 0;
+};
+Turns update_left(std::vector<char>& left, const std::vector<double>& speed, const std::vector<char>& shared,
+                  double fraction);
+
 // Equal blocks of n iterations over p ranks (what a naive compiler produces).
 Assignment equal_blocks(long n, int p);
 // Loop ranges of one rank's spans for the loop lb, lb+step, ... < ub.

@@ -26,9 +26,9 @@ inline long page_aware_boundary(long first, long last, std::size_t row_bytes, in
   long span = last - first;
   long even = first + span * k / nprocs;
   if (!shares.empty()) {
-    double before = 0, total = 0;
-    for (int r = 0; r < nprocs; ++r) (r < k ? before : total) += shares[static_cast<std::size_t>(r)];
-    even = first + std::lround(static_cast<double>(span) * before / (before + total));
+    double before = 0, after = 0;
+    for (int r = 0; r < nprocs; ++r) (r < k ? before : after) += shares[static_cast<std::size_t>(r)];
+    even = first + std::lround(static_cast<double>(span) * before / (before + after));
   }
   if (k == 0 || k == nprocs) return even;
   long window = span / nprocs / 64;

@@ -127,8 +127,11 @@ Pipeline::Sweep Pipeline::sweep() {
       speeds.push_back(v[0]);
       shared.push_back(v[1] != 0);
     }
-    const bool turned = update_left(speeds, shared);
-    if (turned || shares_differ(basis(), speeds, rebalance_threshold, left_)) {
+    // A rank out comes back at the speed it left with, which its next sweeps correct.
+    const Turns turns = update_left(left_, speeds, shared, pipeline_leave);
+    departures_ += turns.departures;
+    returns_ += turns.returns;
+    if (turns.departures + turns.returns > 0 || shares_differ(basis(), speeds, rebalance_threshold, left_)) {
       basis_ = speeds;
       share_rows();
     }
@@ -184,31 +187,9 @@ void Pipeline::claim_blocks() {
 // time at the thread's share of the sweep's run time: a rank that mostly waits for tiles
 // waits for its core again at each wake-up, and that latency, counted as a small share,
 // made an idle rank look as slow as one with eight times the work.
-// A rank leaves the pipeline while another program shares its core and it runs below
-// pipeline_leave of the fastest rank's speed, and comes back when its core is its own again,
-// at the speed it had when it left, which its next sweeps correct. The same figures on every
-// rank, the same decision. Returns whether a rank left or came back.
-bool Pipeline::update_left(const std::vector<double>& speeds, const std::vector<char>& shared) {
-  left_.resize(std::size_t(ranks_), 0);
-  double fastest = 0;
-  for (int r = 0; r < ranks_; ++r)
-    if (!left_[std::size_t(r)]) fastest = std::max(fastest, speeds[std::size_t(r)]);
-  bool turned = false;
-  for (std::size_t r = 0; r < std::size_t(ranks_); ++r) {
-    const bool out = shared[r] && speeds[r] > 0 && speeds[r] < pipeline_leave * fastest;
-    if (left_[r] ? !shared[r] : out) {
-      left_[r] = !left_[r];
-      ++(left_[r] ? departures_ : returns_);
-      turned = true;
-    }
-  }
-  return turned;
-}
-
 void Pipeline::measure_speed() {
   long rows = 0;
   for (long k : mine_) rows += block(k).ub - block(k).lb;
-
   const double speed = double(rows) * double(cols_.ub - cols_.lb) / std::max(last_.compute_s, 1e-9);
   speed_ = speed_ > 0 ? 0.5 * (speed_ + speed) : speed;
 }

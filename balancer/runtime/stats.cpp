@@ -85,17 +85,17 @@ void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<R
   std::FILE* f = csv_file();
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::vector<double> power = relative_power(st.model);
+  std::string loop = st.name;  // a CSV field: quoted where the name needs it
+  if (loop.find_first_of(",\"") != std::string::npos) {
+    std::string q = "\"";
+    for (char c : loop) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    loop = q + "\"";
+  }
   for (std::size_t r = 0; r < figs.size(); ++r) {
     long iterations = 0;
     double seconds = 0;
     for (const Span& sp : ran[r]) iterations += sp.size();
     for (double t : figs[r].wall) seconds += t;
-    std::string loop = st.name;  // a CSV field: quoted where the name needs it
-    if (loop.find_first_of(",\"") != std::string::npos) {
-      std::string q = "\"";
-      for (char c : loop) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      loop = q + "\"";
-    }
     std::fprintf(f, "%.6f,%s,%llu,%zu,%ld,%.9f,%.9f,%.4f,%d\n", now, loop.c_str(),
                  static_cast<unsigned long long>(st.execution - 1), r, iterations, seconds, st.period,
                  r < power.size() ? power[r] : 0.0, moved ? 1 : 0);

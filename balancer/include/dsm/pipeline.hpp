@@ -156,7 +156,6 @@ class Pipeline {
   void share_rows();
   void claim_blocks();
   void measure_speed();
-  bool update_left(const std::vector<double>& speeds, const std::vector<char>& shared);
   void start_tile();
   void finish_tile();
   void await(long k, long through);
