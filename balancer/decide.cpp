@@ -369,6 +369,7 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.n = n;
   if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
   m.assign = blocks(m, n, nranks, nullptr, g);
+  m.lb = g.lb, m.step = g.step;
   m.left.assign(nranks, 0);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
@@ -492,6 +493,56 @@ void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estima
 const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
   if (!m.pages || m.pages->second.n != m.n || m.pages->first != g) m.pages.emplace(g, IterationPages(g, m.n));
   return m.pages->second;
+}
+
+// The rank whose time under `a` at `power` exceeds another's by more than the threshold,
+// the slowest; -1 when none does (ranks out of the computation with nothing to run take no
+// time).
+int beyond_threshold(const SiteModel& m, const Profile& prof, const Assignment& a, const std::vector<double>& power) {
+  double fastest = INFINITY, slowest = 0;
+  int slowest_rank = -1;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    if (has_left(m, r) && a[r].empty()) continue;
+    const double t = prof.work(a[r]) / power[r];
+    fastest = std::min(fastest, t);
+    if (t >= slowest) slowest = t, slowest_rank = static_cast<int>(r);
+  }
+  return slowest > (1 + m.opt.threshold) * fastest ? slowest_rank : -1;
+}
+
+// The spans for new bounds (a factorization's next step: most of the last step's rows again).
+// Under locality every iteration value stays with the rank that ran it, and so its pages,
+// until that split has been out of balance at the ranks' powers for as long as a change
+// between executions of the same bounds needs (`settle` executions, four times that after
+// the first change, and the evidence unless the slowest rank's core is another program's
+// too). Cut afresh at the measured powers of every step, the rows at the cut went back and
+// forth on the powers' noise: hundreds of pages a step in an LU factorization. A fresh cut
+// is a redistribution.
+Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::vector<double>* power,
+                      const Geometry& g) {
+  const bool follows_values = m.opt.policy == Policy::locality && g.known() && old_n > 0 && n > 0 &&
+                              m.step == g.step && static_cast<int>(m.assign.size()) == nranks;
+  if (!follows_values) return blocks(m, n, nranks, power, g);
+  Assignment kept = follow_spans(m.assign, m.lb, m.step, old_n, g.lb, g.step, n);
+  const std::vector<double> equal(static_cast<std::size_t>(nranks), 1.0 / nranks);
+  const int slowest = beyond_threshold(m, known_profile(m, n), kept, power ? *power : equal);
+  if (slowest < 0) {
+    m.streak = 0;
+    return kept;
+  }
+  if (++m.streak == 1) m.streak_began = m.clock;
+  const bool known_cause = static_cast<std::size_t>(slowest) < m.core_shared.size() && m.core_shared[slowest];
+  const bool lasted = known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+  const int persist = std::max(m.opt.settle, 1) * (m.redistributions == 0 ? 1 : 4);
+  if (m.streak < persist || !lasted) return kept;
+  m.streak = 0;
+  Assignment fresh = blocks(m, n, nranks, power, g);
+  if (fresh != kept) {
+    m.iterations_moved += iterations_moved(kept, fresh, n);
+    m.pages_moved += pages_moved(iteration_pages(m, g), kept, fresh);
+    ++m.redistributions;
+  }
+  return fresh;
 }
 
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
@@ -668,15 +719,28 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     // New bounds, as every step of a factorization gives (i from k + 1), or new costs (a new
     // matrix): what the ranks' speeds say carries over, measured in work of the same loop
     // body. New blocks at the ranks' powers once the warm-up has measured them, equal ones
-    // before (or always, under static).
+    // before (or always, under static); under locality and new bounds, the last spans while
+    // they stay in balance (new_bounds).
     const bool measured = m.opt.policy != Policy::static_blocks && m.observed >= m.opt.warmup;
     const std::vector<double> power = normalized(usable_speeds(m));
-    m.n = n;
-    if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
-    m.assign = blocks(m, n, nranks, measured ? &power : nullptr, g);
+    const long old_n = std::exchange(m.n, n);
+    const bool recosted = m.new_costs.has_value();
+    if (recosted) {
+      m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
+      m.assign = blocks(m, n, nranks, measured ? &power : nullptr, g);
+    } else {
+      m.assign = new_bounds(m, old_n, n, nranks, measured ? &power : nullptr, g);
+    }
+    m.lb = g.lb, m.step = g.step;
+    // Under new bounds the rates of the last executions stay: they measure the same loop
+    // body, and one execution of a few milliseconds alone is mostly noise (faults, a time
+    // slice). New costs change what a unit of work is.
+    auto recent = std::move(m.recent);
     reset_window(m);
+    if (!recosted) m.recent = std::move(recent);
     return m.assign;
   }
+  m.lb = g.lb, m.step = g.step;
   if (!figures) return m.assign;
   consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
   return m.assign;

@@ -110,6 +110,9 @@ struct SiteModel {
   // Per rank: out of the computation while another program shares its core and it is far
   // slower than the fastest (opt.leave): no iterations until its core is its own again.
   std::vector<char> left;
+  // Loop values of index 0 and between indices of `assign` (the geometry's, under locality):
+  // under new bounds an iteration value stays with the rank that ran it.
+  long lb = 0, step = 1;
 };
 
 // auto: locality when every written array has an affine descriptor (pages are known),

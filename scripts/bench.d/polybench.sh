@@ -7,14 +7,20 @@
 # against the sequential one. Prints the medians and the ratios DSM / OpenMP and OpenMP /
 # sequential, and the median of DSM / OpenMP over the kernels.
 #
-# usage: scripts/bench polybench [BUILD_DIR]    ROUNDS rounds (default 3)
+# usage: scripts/bench polybench [BUILD_DIR]    ROUNDS rounds (default 3); KERNELS: the kernels
+# to run, separated by spaces (default all thirteen)
 # shellcheck shell=bash disable=SC2154  # bin, build: set by lib.sh
 (($# <= 1)) || die_setup "usage: scripts/bench polybench [BUILD_DIR]"
 (($# == 0)) || use_build "$1"
 need dsmrun
 rounds=${ROUNDS:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die_setup "ROUNDS must be a positive integer"
-kernels=(bicg gemver jacobi_1d 3mm syr2k symm correlation adi deriche cholesky gramschmidt ludcmp trisolv)
+all=(bicg gemver jacobi_1d 3mm syr2k symm correlation adi deriche cholesky gramschmidt ludcmp trisolv)
+read -r -a kernels <<<"${KERNELS:-${all[*]}}"
+((${#kernels[@]} > 0)) || die_setup "KERNELS names no kernel"
+for k in "${kernels[@]}"; do
+  [[ " ${all[*]} " == *" $k "* ]] || die_setup "KERNELS: unknown kernel '$k' (known: ${all[*]})"
+done
 targets=()
 for k in "${kernels[@]}"; do targets+=("pb_${k}_large_plain" "pb_${k}_large_omp" "pb_${k}_large_pass"); done
 cmake --build "$build" --target "${targets[@]}" >/dev/null || die "cannot build the LARGE kernels in $build"
