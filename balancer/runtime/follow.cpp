@@ -78,15 +78,25 @@ bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int 
 
 void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step,
                    long n) {
-  auto& mine = leader.group[st.id].writes;
-  mine.clear();
+  Member& member = leader.group[st.id];
+  member.writes.clear();
   for (const Section& s : accesses)
-    if (writes(s) && !s.whole) mine.push_back(s);
+    if (writes(s) && !s.whole) member.writes.push_back(s);
+  member.lb = lb, member.ub = st.ub, member.step = step, member.n = n;
   Assignment next = follow_spans(leader.model.assign, leader.lb, leader.step, leader.model.n, lb, step, n);
   if (!st.model.assign.empty() && st.model.assign != next) ++st.model.redistributions;
   st.model.assign = std::move(next);
   st.model.n = n;
   ++st.model.executions;
+}
+
+void refresh_followers(Site::State& st) {
+  for (auto& [id, member] : st.group) {
+    if (id == st.id || member.n <= 0) continue;
+    const Assignment a = follow_spans(st.model.assign, st.lb, st.step, st.model.n, member.lb, member.step, member.n);
+    std::optional<std::vector<Run>> runs = written_runs(member.writes, a, member.lb, member.ub, member.step);
+    member.runs = runs ? std::move(*runs) : std::vector<Run>{};
+  }
 }
 
 // The followers' whole writes are not rows: the followers' own claims take care of them.

@@ -31,6 +31,7 @@ struct Run {
 // What a loop that writes a leader's rows (or the leader itself) wrote last.
 struct Member {
   std::vector<Section> writes;  // its affine write sections (followers only)
+  long lb = 0, ub = 0, step = 1, n = 0;  // bounds of its last execution (followers only)
   std::vector<Run> runs;        // every rank's written pages in its last execution
 };
 
@@ -153,6 +154,10 @@ Site::State* leader_of(Site::State& st, const std::optional<FollowKey>& key);
 bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int nranks);
 // Gives `st` the leader's ranges for the same rows and joins its writes to the leader's group.
 void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step, long n);
+// After the leader `st` changed its ranges: its followers' pages as they will write them under
+// the new ranges. A follower that runs rarely (a first time step's copy) would otherwise
+// keep, until it ran again, the pages of ranges long gone, and no rank could claim them.
+void refresh_followers(Site::State& st);
 // The geometry a site decides on: its accesses' and its followers' affine writes.
 Geometry decision_geometry(const Site::State& st, std::span<const Section> accesses, long n, bool with_holders);
 

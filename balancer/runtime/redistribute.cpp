@@ -115,6 +115,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const Assignment ran = csv ? st.model.assign : Assignment{};
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
   const bool moved = st.model.redistributions != moves_before;
+  if (moved && !follow) refresh_followers(st);
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || moved)) trace(st, figs, moved);
   if (csv) trace_csv(st, ran, figs, moved);
   ++st.execution;
