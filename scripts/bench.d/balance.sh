@@ -14,7 +14,7 @@
 # static; the best of them is that round's best fixed split, and POLICY / best fixed split is
 # the median of each round's ratio (the share printed: the best one in most rounds).
 # Environment: REPS, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
-# SHALLOW_ARGS (problem sizes), SPLITS ("0.225 0.25 ... 0.4"; empty: no sweep); DSM_LB_*
+# SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep); DSM_LB_*
 # settings pass through to the ranks.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
@@ -23,7 +23,7 @@ shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not
 reps=${REPS:-3}
 policy=${POLICY:-auto}
 read -ra apps <<<"${APPS:-matmul jacobi shallow}"
-read -ra splits <<<"${SPLITS-0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
+read -ra splits <<<"${SPLITS-0.15 0.175 0.2 0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
 for f in "${splits[@]}"; do [[ $f =~ ^0?\.[0-9]+$ ]] || die_setup "SPLITS: '$f' is not a share between 0 and 1"; done
 # Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
 declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500}
