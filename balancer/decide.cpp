@@ -495,19 +495,38 @@ const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
   return m.pages->second;
 }
 
-// The rank whose time under `a` at `power` exceeds another's by more than the threshold,
-// the slowest; -1 when none does (ranks out of the computation with nothing to run take no
-// time).
-int beyond_threshold(const SiteModel& m, const Profile& prof, const Assignment& a, const std::vector<double>& power) {
+// The fastest and the slowest rank's time under `a` at `speed` (ranks out of the computation
+// with nothing to run take no time), and the slowest rank.
+struct Extremes {
   double fastest = INFINITY, slowest = 0;
-  int slowest_rank = -1;
+  int slowest_rank = 0;
+  bool imbalanced(const Options& o) const { return slowest > (1 + o.threshold) * fastest; }
+};
+Extremes extremes(const SiteModel& m, const Profile& prof, const Assignment& a, const std::vector<double>& speed) {
+  Extremes e;
   for (std::size_t r = 0; r < a.size(); ++r) {
     if (has_left(m, r) && a[r].empty()) continue;
-    const double t = prof.work(a[r]) / power[r];
-    fastest = std::min(fastest, t);
-    if (t >= slowest) slowest = t, slowest_rank = static_cast<int>(r);
+    const double t = prof.work(a[r]) / speed[r];
+    e.fastest = std::min(e.fastest, t);
+    if (t > e.slowest) e.slowest = t, e.slowest_rank = static_cast<int>(r);
   }
-  return slowest > (1 + m.opt.threshold) * fastest ? slowest_rank : -1;
+  return e;
+}
+
+// Whether the last figures say another program shares rank r's core.
+bool core_shared(const SiteModel& m, int r) {
+  return static_cast<std::size_t>(r) < m.core_shared.size() && m.core_shared[static_cast<std::size_t>(r)];
+}
+
+// Consecutive executions out of balance a change needs (`settle`; four times that after the
+// first change: rates are means over overlapping windows, so consecutive ones are not
+// independent evidence).
+int persistence(const SiteModel& m) { return std::max(m.opt.settle, 1) * (m.redistributions == 0 ? 1 : 4); }
+
+// Whether the present streak out of balance has lasted `evidence` seconds of the site's
+// executions (or evidence_executions), which a known cause of the slowness does without.
+bool lasted(const SiteModel& m, bool known_cause) {
+  return known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
 }
 
 // The spans for new bounds (a factorization's next step: most of the last step's rows again).
@@ -525,16 +544,13 @@ Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::v
   if (!follows_values) return blocks(m, n, nranks, power, g);
   Assignment kept = follow_spans(m.assign, m.lb, m.step, old_n, g.lb, g.step, n);
   const std::vector<double> equal(static_cast<std::size_t>(nranks), 1.0 / nranks);
-  const int slowest = beyond_threshold(m, known_profile(m, n), kept, power ? *power : equal);
-  if (slowest < 0) {
+  const Extremes e = extremes(m, known_profile(m, n), kept, power ? *power : equal);
+  if (!e.imbalanced(m.opt)) {
     m.streak = 0;
     return kept;
   }
   if (++m.streak == 1) m.streak_began = m.clock;
-  const bool known_cause = static_cast<std::size_t>(slowest) < m.core_shared.size() && m.core_shared[slowest];
-  const bool lasted = known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
-  const int persist = std::max(m.opt.settle, 1) * (m.redistributions == 0 ? 1 : 4);
-  if (m.streak < persist || !lasted) return kept;
+  if (m.streak < persistence(m) || !lasted(m, core_shared(m, e.slowest_rank))) return kept;
   m.streak = 0;
   Assignment fresh = blocks(m, n, nranks, power, g);
   if (fresh != kept) {
@@ -578,19 +594,13 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     m.streak = 0;
     return;
   }
-  double fastest = INFINITY, slowest = 0;
-  int slowest_rank = 0;
-  for (std::size_t r = 0; r < m.assign.size(); ++r) {
-    if (has_left(m, r) && m.assign[r].empty()) continue;  // out of the computation: no time
-    const double t = prof.work(m.assign[r]) / speed[r];
-    fastest = std::min(fastest, t);
-    if (t > slowest) slowest = t, slowest_rank = static_cast<int>(r);
-  }
+  const Extremes times = extremes(m, prof, m.assign, speed);
+  const int slowest_rank = times.slowest_rank;
   // The current spans have run since the last change, so pages whose last writer is still
   // another rank are rewritten by another site every time: a recurring cost.
   const bool locality = m.opt.policy == Policy::locality;
   const bool recurring = locality && conflicts(t, m.assign) > 0;
-  const bool imbalanced = slowest > (1 + m.opt.threshold) * fastest;
+  const bool imbalanced = times.imbalanced(m.opt);
   // Only rates measured over a full window of the current spans say they are in balance:
   // right after a change the filtered rates are still mostly the old spans'.
   if (!imbalanced && m.observed >= static_cast<int>(rate_window)) m.calm = true;
@@ -611,7 +621,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // so consecutive ones are not independent evidence).
   const bool first = m.redistributions == 0;
   const int enough = first ? m.opt.warmup : static_cast<int>(rate_window);
-  const int persist = std::max(m.opt.settle, 1) * (first ? 1 : 4);
+  const int persist = persistence(m);
   // Paper 2.3: act only when the powers stay at odds with the distribution, first through
   // the warm-up, then through `settle` consecutive executions and `evidence` seconds; noise
   // rarely lasts that long.
@@ -656,11 +666,9 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // A slowest rank that shares its core with another program is slow for as long as that
   // program runs: unless the site has seen imbalances come and go (two breaks), it needs no
   // evidence in seconds that the imbalance lasts (the warm-up and `settle` still apply).
-  const bool known_cause = imbalanced && m.breaks.size() < 2 &&
-                           static_cast<std::size_t>(slowest_rank) < m.core_shared.size() && m.core_shared[slowest_rank];
-  const bool lasted = known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+  const bool known_cause = imbalanced && m.breaks.size() < 2 && core_shared(m, slowest_rank);
   m.verdict = Verdict::waiting;
-  if (m.streak < persist || m.observed < enough || !lasted) return;
+  if (m.streak < persist || m.observed < enough || !lasted(m, known_cause)) return;
   if (!proposed) {
     if (declined_before()) {
       m.verdict = Verdict::declined;
