@@ -25,9 +25,62 @@ Bytes hull(const Section& s, const Range& r) {
   return {address(s.base) + e0 * elem, address(s.base) + (e1 + 1) * elem};
 }
 
+// More runs than this for one section and range are not worth listing: its hull stands.
+constexpr std::int64_t max_listed_runs = 1 << 16;
+
+// What a section touches over one range, as byte runs: its hull, unless its blocks (a
+// column: a few bytes of each row) or its iterations (a row of every other page) leave at
+// least a quarter of the pages of the hull untouched; then a run per block or per iteration, each
+// over all the range's iterations or blocks. Runs that would leave out a page here and there
+// stay a hull: opened or fetched around holes, a mapping takes an mprotect per run and loses
+// its huge pages. `spare`: too many runs to list, the hull stands for them and most of its
+// pages may be untouched.
+struct Touched {
+  std::vector<Bytes> runs;
+  bool spare = false;
+};
+Touched touched(const Section& s, const Range& r) {
+  const Bytes h = hull(s, r);
+  if (h.last <= h.first) return {};
+  const auto elem = static_cast<std::int64_t>(s.elem_size);
+  const long n = iteration_count(r.lb, r.ub, r.step);
+  const long i1 = iteration_at(r.lb, r.ub, r.step, n - 1);
+  const std::int64_t spread = std::abs(s.coef * (i1 - r.lb));  // of coef*i over the range
+  const std::int64_t first = std::min(s.coef * r.lb, s.coef * i1) + s.lo;
+  const std::int64_t width = s.blocks > 1 && s.stride > 0 ? s.hi - s.lo + 1 - (s.blocks - 1) * s.stride : 0;
+  const bool by_block = width > 0 && spread + width < s.stride;
+  const std::int64_t each = s.hi - s.lo + 1;  // one iteration's hull
+  const bool by_iteration = !by_block && n > 1 && each < std::abs(s.coef * r.step);
+  if (!by_block && !by_iteration) return {{h}, false};
+  if ((by_block ? s.blocks : n) > max_listed_runs) return {{h}, true};
+  Touched t;
+  if (by_block) {
+    for (long b = 0; b < s.blocks; ++b) {
+      const std::int64_t at = address(s.base) + (first + b * s.stride) * elem;
+      t.runs.push_back({at, at + (spread + width) * elem});
+    }
+  } else {
+    for (long k = 0; k < n; ++k) {
+      const std::int64_t at = address(s.base) + (s.coef * iteration_at(r.lb, r.ub, r.step, k) + s.lo) * elem;
+      t.runs.push_back({at, at + each * elem});
+    }
+    if (s.coef < 0) std::reverse(t.runs.begin(), t.runs.end());
+  }
+  std::int64_t pages = 0, last_page = -1;
+  for (const Bytes& b : t.runs) {
+    const std::int64_t from = std::max(b.first / page_bytes, last_page + 1), to = (b.last - 1) / page_bytes;
+    pages += std::max<std::int64_t>(to - from + 1, 0);
+    last_page = std::max(last_page, to);
+  }
+  if (4 * pages > 3 * ((h.last - 1) / page_bytes - h.first / page_bytes + 1)) return {{h}, false};
+  return t;
+}
+
 }  // namespace
 
-// One run per section and range; none when a write has no descriptor (anything may be written).
+// Runs per rank (of a section and range each, or of a block or iteration of a strided
+// write, merged where they meet); none when a write has no descriptor (anything may be
+// written).
 std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, const Assignment& a, long lb, long ub,
                                              long step) {
   std::vector<Run> runs;
@@ -35,14 +88,22 @@ std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, 
     if (!writes(s)) continue;
     if (s.whole) return std::nullopt;
     for (std::size_t r = 0; r < a.size(); ++r)
-      for (const Range& range : to_ranges(a[r], lb, ub, step)) {
-        const Bytes b = hull(s, range);
-        if (b.last > b.first)
+      for (const Range& range : to_ranges(a[r], lb, ub, step))
+        for (const Bytes& b : touched(s, range).runs)
           runs.push_back({static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes),
                           static_cast<int>(r)});
-      }
   }
-  return runs;
+  // Each rank's runs merged where they meet: the first elements of rows (p[i][0], one page
+  // each) inside the rows' own write are no runs of their own, and claims and records go by
+  // run.
+  std::sort(runs.begin(), runs.end(), [](const Run& x, const Run& y) { return std::pair(x.rank, x.first) < std::pair(y.rank, y.first); });
+  std::vector<Run> merged;
+  for (const Run& run : runs)
+    if (!merged.empty() && merged.back().rank == run.rank && run.first <= merged.back().last + 1)
+      merged.back().last = std::max(merged.back().last, run.last);
+    else
+      merged.push_back(run);
+  return merged;
 }
 
 std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std::uint64_t, Member>& group,
@@ -77,10 +138,13 @@ std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std
   std::vector<Run> out;
   for (const Run& run : mine) {
     long from = run.first;
-    for (auto [first, last] : contested) {
-      if (last < from || first > run.last) continue;
-      if (first > from) out.push_back({from, first - 1, run.rank});
-      from = last + 1;
+    // The contested runs are sorted and apart: start at the first that ends in this run (a
+    // strided write has a run per row, and as many contested pages).
+    auto c = std::lower_bound(contested.begin(), contested.end(), from,
+                              [](const std::pair<long, long>& p, long page) { return p.second < page; });
+    for (; c != contested.end() && c->first <= run.last; ++c) {
+      if (c->first > from) out.push_back({from, c->first - 1, run.rank});
+      from = c->second + 1;
     }
     if (from <= run.last) out.push_back({from, run.last, run.rank});
   }
@@ -103,40 +167,33 @@ void claim_exclusive(const std::vector<Run>& exclusive) {
 }
 
 // A stencil reads one array through several sections (rows i-1, i, i+1): their
-// hulls are merged per mode first, so each page is walked once and not once per section.
+// runs are merged per mode first, so each page is walked once and not once per section,
+// and all of them are fetched at once (one request per writer).
 void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o) {
-  struct Want {
-    Mode mode;
-    Bytes bytes;
-  };
-  std::vector<Want> wants;
+  std::vector<Bytes> reads, writes_;
   for (const Section& s : accesses) {
     if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
-    const Mode mode = s.access == Access::read ? Mode::read : s.access == Access::write ? Mode::write : Mode::read_write;
     // A subscript the pass could not follow (an indirect a[b[k]]) may touch a few pages of
     // the array or all of them: faults fetch what it touches, ahead in growing runs where
     // it walks through memory.
     if (s.whole) continue;
+    auto& into = s.access == Access::read ? reads : writes_;
     for (const Range& r : mine) {
-      const Bytes b = hull(s, r);
-      if (b.last <= b.first) continue;
-      // Sparse references (a column of a matrix) would fetch far more than they touch.
-      const long count = iteration_count(r.lb, r.ub, r.step);
-      const auto touched = static_cast<std::int64_t>(count) * (s.hi - s.lo + 1) * static_cast<std::int64_t>(s.elem_size);
-      if (b.last - b.first > 4 * std::max<std::int64_t>(touched, page_bytes)) continue;
-      wants.push_back({mode, b});
+      // A reference sparser than can be listed would fetch far more than it touches.
+      const Touched t = touched(s, r);
+      if (!t.spare) into.insert(into.end(), t.runs.begin(), t.runs.end());
     }
   }
-  // Reads first (Mode::read is the first mode): a page both read and written is fetched
-  // once, then opened.
-  std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) {
-    return std::pair(static_cast<int>(a.mode), a.bytes.first) < std::pair(static_cast<int>(b.mode), b.bytes.first);
-  });
-  for (std::size_t i = 0; i < wants.size();) {
-    Want w = wants[i];
-    for (++i; i < wants.size() && wants[i].mode == w.mode && wants[i].bytes.first <= w.bytes.last; ++i)
-      w.bytes.last = std::max(w.bytes.last, wants[i].bytes.last);
-    prefetch(reinterpret_cast<const void*>(w.bytes.first), static_cast<std::size_t>(w.bytes.last - w.bytes.first), w.mode);
+  // Reads first: a page both read and written is fetched once, then opened.
+  for (auto* runs : {&reads, &writes_}) {
+    std::sort(runs->begin(), runs->end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
+    std::vector<detail::ByteRun> merged;
+    for (std::size_t i = 0; i < runs->size();) {
+      Bytes w = (*runs)[i];
+      for (++i; i < runs->size() && (*runs)[i].first <= w.last; ++i) w.last = std::max(w.last, (*runs)[i].last);
+      merged.push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
+    }
+    if (!merged.empty()) detail::prefetch_runs(merged, runs == &writes_);
   }
 }
 

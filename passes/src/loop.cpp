@@ -101,6 +101,14 @@ std::optional<Loop> Analyzer::run() {
           !zero(difference(same->hi, s.hi)))
         same->sparse.reset();
     } else {
+      // Blocks as many and as far apart (u[k][j-1], u[k][j], u[k][j+1] over k) merge block by
+      // block: the first spans from the lower first block's start to the higher one's end.
+      // Any other two merge to their hull.
+      if (same->strided && s.strided && same->strided->stride == s.strided->stride &&
+          same->strided->blocks.text == s.strided->blocks.text)
+        same->strided->first_hi = max(same->strided->first_hi, s.strided->first_hi);
+      else
+        same->strided.reset();
       same->lo = min(same->lo, s.lo);
       same->hi = max(same->hi, s.hi);
       same->dense = same->dense && s.dense;

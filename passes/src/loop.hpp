@@ -29,6 +29,14 @@ struct Section {
   // Whether an iteration may touch every element of [lo, hi]: not when an inner loop
   // advances by more than one element (a column, corr[j][i]), whose hull has gaps.
   bool dense = true;
+  // Where an inner loop steps by more than the rest of the subscript spans (a column,
+  // A[k][j] over k): iteration i touches only the blocks coef*i + [lo, first_hi] +
+  // b*stride, b < blocks, of its hull [lo, hi].
+  struct Strided {
+    long stride = 0;
+    Bound first_hi, blocks;
+  };
+  std::optional<Strided> strided;
   // A read of a sparse loop, whole for every purpose but fetching: coef, lo and hi give
   // positions, and the elements are those positions (+ offset) or, through `index`, the
   // elements index[position]. Over a CSR row (`bounds`), the positions run from

@@ -69,6 +69,7 @@ class Analyzer {
   void check_shared_updates(const clang::Expr* ref, const Section& s, const Affine& at);
   void not_affine(const clang::Expr* where, const std::string& array, const std::string& why, bool located = false);
   bool sparse_read(Section& s, const Reach& r) const;
+  std::optional<Section::Strided> strided(const Affine& at) const;
   bool sparse_positions(const Affine& at, Section& s) const;
   bool through_call(const Reach& r, const Section& proto, const Shape& shape, std::string& why);
   const clang::FunctionDecl* followed_callee(const clang::CallExpr* call, std::string& why) const;

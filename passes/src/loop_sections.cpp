@@ -186,9 +186,39 @@ void Analyzer::describe_from(const Expr* ref, const Section& proto, const Shape&
       unit = unit || (k && (*k == 1 || *k == -1));
     }
     s.dense = !inner || unit;
+    s.strided = strided(*r.at);
     check_shared_updates(ref, s, *r.at);
   }
   sections_.push_back(s);
+}
+
+// The blocks of a subscript with an inner variable that steps by more than the rest of it
+// spans (k in A[k][j] at iteration j: a row per step, one element of each): the variable
+// with the largest constant coefficient. None when another's coefficient is not constant,
+// or the blocks could touch (their hull is all they touch then).
+std::optional<Section::Strided> Analyzer::strided(const Affine& at) const {
+  std::string var;
+  long c = 0;
+  for (const auto& [v, k] : at.parts) {
+    if (v.empty() || v == loop_var_) continue;
+    const auto constant = k.as_constant();
+    if (!constant) return std::nullopt;
+    if (std::labs(*constant) > std::labs(c)) {
+      var = v;
+      c = *constant;
+    }
+  }
+  const auto range = ranges_.find(var);
+  if (var.empty() || range == ranges_.end()) return std::nullopt;
+  Affine rest = at;
+  rest.parts.erase(var);
+  const auto block = interval(rest, loop_var_);
+  const auto width = block ? difference(block->second, block->first) : std::nullopt;
+  if (!width || *width + 1 >= std::labs(c)) return std::nullopt;
+  const auto& [first, last] = range->second;
+  const Bound lowest = scale(Poly::constant(c), first, last).first;  // the first block's row
+  return Section::Strided{std::labs(c), block->second + lowest,
+                          last + scale(Poly::constant(-1), first, first).first + Bound::of(Poly::constant(1))};
 }
 
 // Positions `at` (an index into some array) as a sparse read gives them: on a CSR row when

@@ -77,6 +77,11 @@ llvm::json::Value to_json(const Loop& l) {
       o["lo"] = to_json(s.lo);
       o["hi"] = to_json(s.hi);
     }
+    if (s.strided) {
+      o["stride"] = s.strided->stride;
+      o["first_hi"] = to_json(s.strided->first_hi);
+      o["blocks"] = to_json(s.strided->blocks);
+    }
     if (s.sparse) {
       if (!s.sparse->bounds.empty()) o["bounds"] = s.sparse->bounds;
       if (!s.sparse->index.empty()) o["index"] = s.sparse->index;

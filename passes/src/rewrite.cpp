@@ -23,6 +23,9 @@ std::string section_call(const Section& s) {
   if (s.sparse && s.sparse->index.empty()) return positions_call(s, s.base);
   if (s.sparse) return "dsm::lb::through(" + s.base + ", " + s.sparse->index + ", " + positions_call(s, s.sparse->index) + ")";
   if (s.whole) return "dsm::lb::whole_array(" + s.base + ", " + access + ")";
+  if (s.strided)
+    return "dsm::lb::strided(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " +
+           s.strided->first_hi.text + ", " + std::to_string(s.strided->stride) + ", " + s.strided->blocks.text + ")";
   return "dsm::lb::section(" + s.base + ", " + access + ", " + s.coef.str() + ", " + s.lo.text + ", " + s.hi.text + ")";
 }
 

@@ -50,6 +50,10 @@ struct Section {
   const void* index = nullptr;
   std::uint8_t bounds_type = 0, index_type = 0;  // their elements' types, as integer_type<> gives them
   long offset = 0;
+  // Within [coef*i + lo, coef*i + hi], only `blocks` blocks `stride` elements apart, the
+  // first at coef*i + lo (strided()); blocks = 1: all of it.
+  long stride = 0;
+  long blocks = 1;
 };
 
 // Signedness and size of an integer type, as sparse sections carry their indices' and bounds'.
@@ -62,6 +66,17 @@ constexpr std::uint8_t integer_type() {
 template <class T>
 Section section(const T* base, Access access, long coef, long lo, long hi) {
   return Section{base, sizeof(T), access, coef, lo, hi, false};
+}
+// A reference whose inner loop steps by rows (a column, A[k][j] over k at iteration j):
+// iteration i touches the `blocks` blocks coef*i + [lo, hi] + b*stride, b < blocks, and
+// nothing between them. Its lo and hi become the hull of the blocks, which is what every
+// use but fetching and claiming pages reasons with.
+template <class T>
+Section strided(const T* base, Access access, long coef, long lo, long hi, long stride, long blocks) {
+  Section s{base, sizeof(T), access, coef, lo, blocks > 0 ? hi + (blocks - 1) * stride : lo - 1, false};
+  s.stride = stride;
+  s.blocks = blocks > 0 ? blocks : 0;
+  return s;
 }
 template <class T>
 Section whole_array(const T* base, Access access) {

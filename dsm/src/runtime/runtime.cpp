@@ -2,6 +2,7 @@
 // allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -287,7 +288,6 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
   auto [first, last] = heap_pages_of(addr, bytes);
   if (first >= last) return;
   stats::Timer timer(stats::counters().protocol_ns);
-  std::vector<std::uint32_t> pages;
   if (mode == Mode::write_all) {
     // Pages entirely inside the range need neither their old contents nor a twin.
     auto begin = reinterpret_cast<std::uintptr_t>(addr), end = begin + bytes;
@@ -315,19 +315,8 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     auto [inner_first, inner_last] = inner_pages(addr, bytes);
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
-  // Held pages are valid and writable already: a loop over its own block touches no page.
-  proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
-    if (held) {
-      if (mode != Mode::read) proto::renew_holds(a, b);
-      return;
-    }
-    for (std::uint32_t p = a; p < b; ++p) {
-      proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
-      if (mode != Mode::read || !s.heap.pages[p].valid) pages.push_back(p);
-    }
-  });
-  proto::make_valid(pages);
-  if (mode != Mode::read) proto::open_for_write(pages, false);
+  const detail::ByteRun run{addr, bytes};
+  detail::prefetch_runs({&run, 1}, mode != Mode::read);
 }
 
 void own(int owner, const void* addr, std::size_t bytes) {
@@ -400,6 +389,33 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   if (s.nprocs == 1) return;
   auto [first, last] = heap_pages_of(addr, bytes);
   proto::claim(owner, first, last, true);
+}
+
+void prefetch_runs(std::span<const ByteRun> runs, bool open) {
+  auto& s = state();
+  if (s.nprocs == 1) return;
+  stats::Timer timer(stats::counters().protocol_ns);
+  std::vector<std::uint32_t> pages;
+  for (const ByteRun& run : runs) {
+    auto [first, last] = heap_pages_of(run.addr, run.bytes);
+    // Held pages are valid and writable already: a loop over its own block touches no page.
+    if (first < last)
+      proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
+        if (held) {
+          if (open) proto::renew_holds(a, b);
+          return;
+        }
+        for (std::uint32_t p = a; p < b; ++p) {
+          proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
+          if (open || !s.heap.pages[p].valid) pages.push_back(p);
+        }
+      });
+  }
+  // Runs of a strided section may share pages (two columns' blocks in one page).
+  std::sort(pages.begin(), pages.end());
+  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  proto::make_valid(pages);
+  if (open) proto::open_for_write(pages, false);
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {
