@@ -29,17 +29,19 @@ Bytes hull(const Section& s, const Range& r) {
 constexpr std::int64_t max_listed_runs = 1 << 16;
 
 // What a section touches over one range, as byte runs: its hull, unless its blocks (a
-// column: a few bytes of each row) or its iterations (a row of every other page) leave at
-// least a quarter of the pages of the hull untouched; then a run per block or per iteration, each
-// over all the range's iterations or blocks. Runs that would leave out a page here and there
-// stay a hull: opened or fetched around holes, a mapping takes an mprotect per run and loses
-// its huge pages. `spare`: too many runs to list, the hull stands for them and most of its
-// pages may be untouched.
+// column: a few bytes of each row) or its iterations (a row of every other page) cover at
+// most the share `most` of the hull's pages; then a run per block or per iteration, each
+// over all the range's iterations or blocks. Pages fetched or opened apart take an
+// mprotect each, where the hull takes one, and split the mapping, which makes every later
+// mprotect and fault in it dearer: a hull with a page left out here and there is worth its
+// extra pages, and over shared memory even one with three pages in four left out (see
+// `prefetch_sections`). `spare`: too many runs to list, the hull stands for them and most
+// of its pages may be untouched.
 struct Touched {
   std::vector<Bytes> runs;
   bool spare = false;
 };
-Touched touched(const Section& s, const Range& r) {
+Touched touched(const Section& s, const Range& r, double most) {
   const Bytes h = hull(s, r);
   if (h.last <= h.first) return {};
   const auto elem = static_cast<std::int64_t>(s.elem_size);
@@ -51,7 +53,7 @@ Touched touched(const Section& s, const Range& r) {
   const bool by_block = width > 0 && spread + width < s.stride;
   const std::int64_t each = s.hi - s.lo + 1;  // one iteration's hull
   const bool by_iteration = !by_block && n > 1 && each < std::abs(s.coef * r.step);
-  if (!by_block && !by_iteration) return {{h}, false};
+  if (most <= 0 || (!by_block && !by_iteration)) return {{h}, false};
   if ((by_block ? s.blocks : n) > max_listed_runs) return {{h}, true};
   Touched t;
   if (by_block) {
@@ -72,8 +74,38 @@ Touched touched(const Section& s, const Range& r) {
     pages += std::max<std::int64_t>(to - from + 1, 0);
     last_page = std::max(last_page, to);
   }
-  if (4 * pages > 3 * ((h.last - 1) / page_bytes - h.first / page_bytes + 1)) return {{h}, false};
+  if (double(pages) > most * double((h.last - 1) / page_bytes - h.first / page_bytes + 1)) return {{h}, false};
   return t;
+}
+
+
+Run pages_of(const Bytes& b, std::size_t rank) {
+  return Run{static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes), static_cast<int>(rank)};
+}
+
+// A write is listed block by block where the ranks' hulls of it overlap (a column split of a
+// row-major matrix), so that the pages one rank alone writes are claimed for it and opened
+// alone, and only there: its hulls give the same claims otherwise, in a run each. The same
+// on every rank.
+constexpr double most_written = 0.75;
+bool list_write(const Section& s, const Assignment& a, long lb, long ub, long step) {
+  std::vector<Run> hulls;
+  for (std::size_t r = 0; r < a.size(); ++r)
+    for (const Range& range : to_ranges(a[r], lb, ub, step))
+      if (const Bytes b = hull(s, range); b.last > b.first) hulls.push_back(pages_of(b, r));
+  std::sort(hulls.begin(), hulls.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+  // A hull that begins before the furthest end of another rank's.
+  Run far{0, -1, -1}, other{0, -1, -1};  // the furthest end, and the furthest of another rank
+  for (const Run& h : hulls) {
+    if (h.first <= (h.rank != far.rank ? far.last : other.last)) return true;
+    if (h.last > far.last) {
+      if (h.rank != far.rank) other = far;
+      far = h;
+    } else if (h.rank != far.rank && h.last > other.last) {
+      other = h;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -87,11 +119,10 @@ std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, 
   for (const Section& s : accesses) {
     if (!writes(s)) continue;
     if (s.whole) return std::nullopt;
+    const double most = list_write(s, a, lb, ub, step) ? most_written : 0;
     for (std::size_t r = 0; r < a.size(); ++r)
       for (const Range& range : to_ranges(a[r], lb, ub, step))
-        for (const Bytes& b : touched(s, range).runs)
-          runs.push_back({static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes),
-                          static_cast<int>(r)});
+        for (const Bytes& b : touched(s, range, most).runs) runs.push_back(pages_of(b, r));
   }
   // Each rank's runs merged where they meet: the first elements of rows (p[i][0], one page
   // each) inside the rows' own write are no runs of their own, and claims and records go by
@@ -169,7 +200,16 @@ void claim_exclusive(const std::vector<Run>& exclusive) {
 // A stencil reads one array through several sections (rows i-1, i, i+1): their
 // runs are merged per mode first, so each page is walked once and not once per section,
 // and all of them are fetched at once (one request per writer).
-void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o) {
+//
+// Over shared memory a page moves at the speed of a copy, and a listing pays only where it
+// leaves three pages in four out: Cholesky's column read, one page in four of each row, ran
+// 1.2 times longer listed than as its hull (four times the pages, a seventh of the
+// mprotects). Over tcp the same listing ran 1.8 times faster than the hull
+// (`docs/results.md`).
+void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
+                       const Options& o) {
+  const double most_read = detail::pages_cross_network() ? 0.75 : 0.25;
+  const std::vector<Range> mine = to_ranges(a[static_cast<std::size_t>(me)], lb, ub, step);
   std::vector<Bytes> reads, writes_;
   for (const Section& s : accesses) {
     if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
@@ -178,9 +218,11 @@ void prefetch_sections(std::span<const Section> accesses, const std::vector<Rang
     // it walks through memory.
     if (s.whole) continue;
     auto& into = s.access == Access::read ? reads : writes_;
+    // Writes opened as they are claimed (written_runs).
+    const double most = !writes(s) ? most_read : list_write(s, a, lb, ub, step) ? most_written : 0;
     for (const Range& r : mine) {
       // A reference sparser than can be listed would fetch far more than it touches.
-      const Touched t = touched(s, r);
+      const Touched t = touched(s, r, most);
       if (!t.spare) into.insert(into.end(), t.runs.begin(), t.runs.end());
     }
   }

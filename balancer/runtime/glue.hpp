@@ -191,9 +191,10 @@ std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std
 void record_writes(const std::vector<Run>& exclusive);
 // Claims, for every rank, the pages it alone writes in this execution.
 void claim_exclusive(const std::vector<Run>& exclusive);
-// Bulk fetch of what this rank's ranges read, bulk opening of what they write: per-page
+// Bulk fetch of what rank `me`'s ranges under `a` read, bulk opening of what they write: per-page
 // faults cost more than the loops (docs/design.md, "What the hardware costs").
-void prefetch_sections(std::span<const Section> accesses, const std::vector<Range>& mine, const Options& o);
+void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
+                       const Options& o);
 // The same for a sparse loop's reads through an index (through sections, sparse.cpp): the
 // pages its ranges read, as the inspector finds them.
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);

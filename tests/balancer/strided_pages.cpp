@@ -1,10 +1,10 @@
 // Integration check through dsmrun: loops over columns of a row-major matrix (strided
 // sections, dsm::lb::strided) fetch and claim the pages their columns lie in, not every page
-// of their hull. Each row is four pages. A loop over the four pages of a row fills them, each
-// rank its pages of every row; a second reads the first 16 columns of every row, which lie in
-// each row's first page: a rank fetches that page of every row at most, not the two or more
-// pages per row of the hull; a third writes one word of each page in every row, split as the
-// fill is. Each rank writes no page another rank writes, so it claims its pages and twins
+// of their hull. Each row is eight pages. A loop over the eight pages of a row fills them,
+// each rank its pages of every row; a second reads the first 16 columns of every row, which
+// lie in each row's first page: a rank fetches that page of every row at most, not the pages
+// of its hull, up to eight a row; a third writes one word of each page in every row, split as
+// the fill is. Each rank writes no page another rank writes, so it claims its pages and twins
 // none. The program fails on a wrong element (against a sequential computation), or when the
 // pages fetched or twinned show the hull.
 #include <dsm/balancer.hpp>
@@ -17,7 +17,7 @@
 
 namespace {
 
-constexpr long rows = 64, row = 2048;  // four pages of longs a row
+constexpr long rows = 64, row = 4096;  // eight pages of longs a row
 constexpr long columns = 16, page_longs = 512, steps = 5;
 
 long value(long t, long i, long j) { return t * 1000003 + i * row + j; }

@@ -438,6 +438,11 @@ bool changed_since(const void* addr, std::size_t bytes, std::uint64_t epoch) {
   return false;
 }
 
+bool pages_cross_network() {
+  const auto& s = state();
+  return s.net && s.net->provider() != "shm";
+}
+
 double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
 
 void send_to(int rank, std::span<const std::byte> data) {

@@ -59,6 +59,10 @@ bool changed_since(const void* addr, std::size_t bytes, std::uint64_t epoch);
 // fetch large enough to measure it).
 double page_transfer_seconds();
 
+// Whether pages travel through a network stack (the tcp provider) rather than shared
+// memory: there a page moved costs more than the mprotects of fetching pages apart.
+bool pages_cross_network();
+
 // Tells the runtime whether other programs take CPU time this rank needs (its core, or the
 // CPUs it moves between). A rank that polls while it waits spends its share of that time,
 // which its ranges need: it sleeps at once instead (the other program runs meanwhile, and
