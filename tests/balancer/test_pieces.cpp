@@ -5,6 +5,8 @@
 #include "filter.hpp"
 #include "pages.hpp"
 
+#include <dsm/balancer.hpp>
+
 #include <climits>
 #include <cmath>
 #include <algorithm>
@@ -27,6 +29,25 @@ TEST_CASE("the rate filter trusts a slowdown sooner than a speed-up") {
   RateFilter off;
   filter_rate(off, 100, false);
   CHECK(filter_rate(off, 50, false) == 50);
+}
+
+TEST_CASE("a strided section: its blocks from the lowest, its hull, nothing when it has no block") {
+  static double a[100][64];
+  const Section up = strided(&a[0][0], Access::read, 1, 3, 4, 64, 10);  // columns 3-4 of rows 0-9
+  CHECK(up.stride == 64);
+  CHECK(up.blocks == 10);
+  CHECK(up.lo == 3);
+  CHECK(up.hi == 9 * 64 + 4);  // the hull ends in the last block
+  const Section down = strided(&a[0][0], Access::read, 1, 9 * 64 + 3, 9 * 64 + 4, -64, 10);  // rows 9 down to 0
+  CHECK(down.stride == up.stride);
+  CHECK(down.blocks == up.blocks);
+  CHECK(down.lo == up.lo);
+  CHECK(down.hi == up.hi);
+  const Section none = strided(&a[0][0], Access::write, 1, 3, 4, 64, 0);
+  CHECK(none.hi < none.lo);
+  const Section same = strided(&a[0][0], Access::write, 1, 3, 4, 0, 5);  // five times the same block
+  CHECK(same.blocks == 1);
+  CHECK(same.hi == 4);
 }
 
 TEST_CASE("page geometry of rows") {

@@ -73,9 +73,16 @@ Section section(const T* base, Access access, long coef, long lo, long hi) {
 // use but fetching and claiming pages reasons with.
 template <class T>
 Section strided(const T* base, Access access, long coef, long lo, long hi, long stride, long blocks) {
-  Section s{base, sizeof(T), access, coef, lo, blocks > 0 ? hi + (blocks - 1) * stride : lo - 1, false};
+  if (blocks <= 0) return Section{base, sizeof(T), access, coef, lo, lo - 1, false};  // touches nothing
+  if (stride == 0) blocks = 1;
+  if (stride < 0) {  // the same blocks, counted from the lowest
+    lo += (blocks - 1) * stride;
+    hi += (blocks - 1) * stride;
+    stride = -stride;
+  }
+  Section s{base, sizeof(T), access, coef, lo, hi + (blocks - 1) * stride, false};
   s.stride = stride;
-  s.blocks = blocks > 0 ? blocks : 0;
+  s.blocks = blocks;
   return s;
 }
 template <class T>
