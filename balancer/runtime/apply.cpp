@@ -78,7 +78,6 @@ Touched touched(const Section& s, const Range& r, double most) {
   return t;
 }
 
-
 Run pages_of(const Bytes& b, std::size_t rank) {
   return Run{static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes), static_cast<int>(rank)};
 }
