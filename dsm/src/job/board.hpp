@@ -32,7 +32,7 @@ inline constexpr std::uint32_t state_count = 5;
 const char* to_string(RankState);
 
 inline constexpr std::uint64_t magic = 0x4452414f424d5344;  // "DSMBOARD" in memory
-inline constexpr std::uint32_t version = 2;  // raised with every change of the layout
+inline constexpr std::uint32_t version = 3;  // raised with every change of the layout
 inline constexpr std::uint32_t max_ranks = 4096;  // dsmrun's limit
 inline constexpr std::size_t job_id_size = 24;    // "dsm-" + 16 hex digits + NUL, padded
 

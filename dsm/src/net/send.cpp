@@ -51,6 +51,7 @@ void Transport::Impl::post_eager(int dest, std::span<const std::byte> msg) {
         break;
       }
     }
+    if (round == 0) traffic.send_waits.fetch_add(1, std::memory_order_relaxed);
     progress();
     keep_receiving();
     backoff(round);

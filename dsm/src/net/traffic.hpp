@@ -13,10 +13,11 @@ namespace dsm::net {
 // list. The counters may live outside the transport (in the statistics board's slot).
 // msgs_sent .. bytes_received count what crossed the network, payload bytes (the wire header
 // not included); messages a rank sends to itself never leave it and count only as
-// msgs_self and bytes_self.
+// msgs_self and bytes_self. send_waits: posts (of a message, or of its payload) that found
+// the provider out of room, or no eager buffer free, and waited for it.
 #define DSM_TRAFFIC(X)                                                          \
   X(msgs_sent) X(bytes_sent) X(msgs_received) X(bytes_received) X(msgs_self) \
-  X(bytes_self) X(rejected_msgs)
+  X(bytes_self) X(rejected_msgs) X(send_waits)
 struct Traffic {
 #define DSM_DECLARE(name) std::atomic<std::uint64_t> name{0};
   DSM_TRAFFIC(DSM_DECLARE)

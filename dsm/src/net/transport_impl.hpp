@@ -171,6 +171,7 @@ void Transport::Impl::post(const char* what, Call call) {
     }
     if (rc == 0) return;
     if (rc != -FI_EAGAIN) fail(what, static_cast<int>(rc));
+    if (round == 0) traffic.send_waits.fetch_add(1, std::memory_order_relaxed);
     progress();
     keep_receiving();
     backoff(round);
