@@ -2,7 +2,6 @@
 // allocation, and the entry points into the protocol.
 #include <dsm/dsm.hpp>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -411,9 +410,8 @@ void prefetch_runs(std::span<const ByteRun> runs, bool open) {
         }
       });
   }
-  // Runs of a strided section may share pages (two columns' blocks in one page).
-  std::sort(pages.begin(), pages.end());
-  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  // Runs of a strided section may share a page (two columns' blocks in one): make_valid
+  // takes each page once, and open_for_write passes over a page it opened already.
   proto::make_valid(pages);
   if (open) proto::open_for_write(pages, false);
 }
