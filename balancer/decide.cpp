@@ -331,6 +331,9 @@ Assignment propose(const SiteModel& m, const Profile& prof, const std::vector<do
 }
 
 
+// A fixed split (Options::shares): blocks at its shares, whatever the ranks measure.
+bool fixed(const SiteModel& m) { return !m.opt.shares.empty(); }
+
 // Cuts that move, within a quarter of an equal block, to where the fewest written pages
 // are shared (the nearest such place): what locality knows of `targets` (cuts at shares of
 // the work) before any measurement of the pages.
@@ -354,6 +357,7 @@ Assignment page_aligned_blocks(const Geometry& g, const std::vector<long>& targe
 // equal), page-aligned under locality. The work is the iterations' known costs, if any
 // (never under static: equal blocks).
 Assignment blocks(const SiteModel& m, long n, int nranks, const std::vector<double>* power, const Geometry& g) {
+  if (fixed(m)) power = &m.opt.shares;
   const bool aligned = m.opt.policy == Policy::locality && g.known();
   const bool weighed = m.opt.policy != Policy::static_blocks && covers(m.costs, n);
   if ((!power && !aligned && !weighed) || n <= 0) return equal_blocks(n, nranks);
@@ -563,7 +567,7 @@ Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::v
 
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   m.verdict = Verdict::idle;
-  if (m.opt.policy == Policy::static_blocks || m.observed == 0 || m.n <= 0) return;
+  if (m.opt.policy == Policy::static_blocks || fixed(m) || m.observed == 0 || m.n <= 0) return;
   // A rank whose core another program shares and that runs below opt.leave of the fastest
   // leaves: one that gets its core a time slice at a time holds every barrier up by one, more
   // than its share of the work is worth. It comes back at the speed it left with, which its
@@ -733,8 +737,8 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     const std::vector<double> power = normalized(usable_speeds(m));
     const long old_n = std::exchange(m.n, n);
     const bool recosted = m.new_costs.has_value();
-    if (recosted) {
-      m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
+    if (recosted || fixed(m)) {
+      if (recosted) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
       m.assign = blocks(m, n, nranks, measured ? &power : nullptr, g);
     } else {
       m.assign = new_bounds(m, old_n, n, nranks, measured ? &power : nullptr, g);

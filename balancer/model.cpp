@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,24 @@ double parse_double(const char* text, const char* what, double min, double max) 
 
 bool parse_bool(const char* text, const char* what) { return parse_long(text, what, 0, 1) != 0; }
 
+// Positive weights separated by commas, as shares that sum to 1.
+std::vector<double> parse_shares(const char* text, const char* what) {
+  std::vector<double> w;
+  const std::string all = text;
+  for (std::size_t from = 0;;) {
+    const std::size_t comma = std::min(all.find(',', from), all.size());
+    const std::string one = all.substr(from, comma - from);
+    const double v = parse_double(one.c_str(), what, 0, 1e9);
+    if (v <= 0) throw std::invalid_argument(std::string(what) + "=" + text + ": every weight must be above 0");
+    w.push_back(v);
+    if (comma == all.size()) break;
+    from = comma + 1;
+  }
+  const double sum = std::accumulate(w.begin(), w.end(), 0.0);
+  for (double& v : w) v /= sum;
+  return w;
+}
+
 }  // namespace
 
 Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
@@ -49,6 +68,7 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
   if (const char* v = getenv_fn("DSM_LB_BULK_WRITE")) o.bulk_write = parse_bool(v, "DSM_LB_BULK_WRITE");
   if (const char* v = getenv_fn("DSM_LB_EXCLUSIVE")) o.exclusive = parse_bool(v, "DSM_LB_EXCLUSIVE");
   if (const char* v = getenv_fn("DSM_LB_TRACE")) o.trace = static_cast<int>(parse_long(v, "DSM_LB_TRACE", 0, 2));
+  if (const char* v = getenv_fn("DSM_LB_SHARES")) o.shares = parse_shares(v, "DSM_LB_SHARES");
   return o;
 }
 

@@ -70,12 +70,17 @@ struct Options {
   // and more count on all of it.
   double headroom = 0.6;
   int trace = 0;  // runtime glue: 1 prints every change of a loop's ranges, 2 every execution
+  // A fixed split: rank r's share of every loop's work, summing to 1, cut where the policy
+  // cuts and never changed (the yardstick the balancer is judged by, in the same program).
+  // Empty: none.
+  std::vector<double> shares;
 };
 
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
 // DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_HEADROOM,
-// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1), DSM_LB_TRACE. Throws
-// std::invalid_argument naming the variable on a bad value.
+// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1), DSM_LB_TRACE,
+// DSM_LB_SHARES (positive weights, one per rank, comma-separated). Throws std::invalid_argument
+// naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 
 // Ranks out of the computation (A-MPI, seed 001, chapter 4): a rank in whose core another

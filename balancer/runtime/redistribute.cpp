@@ -73,6 +73,11 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const int nranks = nprocs(), me = rank();
   st.lb = lb, st.ub = ub, st.step = step;
   const Options& opts = run_options();  // a bad setting is refused at one rank too
+  if (!opts.shares.empty() && opts.shares.size() != static_cast<std::size_t>(nranks)) {
+    std::fprintf(stderr, "dsm: DSM_LB_SHARES gives %zu weights for a job of %d ranks: give one per rank\n",
+                 opts.shares.size(), nranks);
+    std::exit(2);
+  }
   if (nranks <= 1) {
     ++st.model.executions;
     ++st.execution;

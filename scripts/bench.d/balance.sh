@@ -9,13 +9,16 @@
 # overhead without load (POLICY vs static; paper: under 6 %). REPS rounds (default 3) each
 # run all four conditions; the times printed are medians over the rounds, the two ratios the
 # medians of each round's ratio.
-# The yardstick beside the ideal: in each round, under the load, the hand-parallelized
-# version with each fixed split of SPLITS (rank 1's share of the rows, --shares) and --lb
-# static; the best of them is that round's best fixed split, and POLICY / best fixed split is
-# the median of each round's ratio (the share printed: the best one in most rounds).
+# The yardstick beside the ideal: in each round, under the load, the same pass-compiled
+# program with each fixed split of SPLITS (rank 1's share of the work, DSM_LB_SHARES, cut as
+# POLICY cuts); the best of them is that round's best fixed split, and POLICY / best fixed
+# split is the median of each round's ratio (the share printed: the best one in most rounds).
+# ORACLE=hand sweeps the hand-parallelized version instead (--shares, --lb static): another
+# binary, whose inner loops ran up to 30 % faster or slower than the pass-compiled ones at one
+# rank for their placement alone (matmul at n = 256 and 260, docs/results.md).
 # Environment: REPS, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
-# SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep); DSM_LB_*
-# settings pass through to the ranks.
+# SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep), ORACLE
+# ("pass" or "hand"); DSM_LB_* settings pass through to the ranks.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
 (($# <= 1)) || die_setup "usage: scripts/bench balance [BUILD_DIR]"
@@ -24,6 +27,8 @@ reps=${REPS:-3}
 policy=${POLICY:-auto}
 read -ra apps <<<"${APPS:-matmul jacobi shallow}"
 read -ra splits <<<"${SPLITS-0.15 0.175 0.2 0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
+oracle=${ORACLE:-pass}
+[[ $oracle == pass || $oracle == hand ]] || die_setup "ORACLE: '$oracle' is neither pass nor hand"
 for f in "${splits[@]}"; do [[ $f =~ ^0?\.[0-9]+$ ]] || die_setup "SPLITS: '$f' is not a share between 0 and 1"; done
 # Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
 declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500}
@@ -32,7 +37,7 @@ need dsmrun dsm-load
 for app in "${apps[@]}"; do
   [ -n "${args[$app]:-}" ] || die_setup "APPS: unknown application '$app' (matmul, jacobi, shallow)"
   need "${app}_pass"
-  ((${#splits[@]} == 0)) || need "${app}_hand"
+  ((${#splits[@]} == 0)) || [ "$oracle" = pass ] || need "${app}_hand"
 done
 ((cores >= 2)) || die_setup "needs 2 cores"
 
@@ -55,12 +60,16 @@ run_pair() {
   echo "$ta $tb"
 }
 
-# best_split PROGRAM [ARGS...]: "time share" of the fastest fixed split of SPLITS under the
-# load (the hand version, --lb static, rank 1 given `share` of the rows).
+# best_split APP [ARGS...]: "time share" of the fastest fixed split of SPLITS under the load,
+# rank 1 given `share` of the work: the pass-compiled program at DSM_LB_SHARES, or the hand
+# version with --shares and --lb static (ORACLE=hand).
 best_split() {
-  local f t best='' share=''
+  local app=$1 f t w best='' share=''
+  shift
   for f in "${splits[@]}"; do
-    t=$(timed_run static "$@" --shares "$(awk -v f="$f" 'BEGIN { print 1 - f }'),$f")
+    w=$(awk -v f="$f" 'BEGIN { print 1 - f "," f }')
+    if [ "$oracle" = pass ]; then t=$(DSM_LB_SHARES=$w timed_run "$policy" "$bin/${app}_pass" "$@")
+    else t=$(timed_run static "$bin/${app}_hand" "$@" --shares "$w"); fi
     if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t share=$f; fi
   done
   echo "$best $share"
@@ -97,7 +106,7 @@ for app in "${apps[@]}"; do
     read -r bal_l static_l <<<"$pair"
     best=
     # shellcheck disable=SC2086
-    ((${#splits[@]} == 0)) || best=$(best_split "$bin/${app}_hand" ${args[$app]})
+    ((${#splits[@]} == 0)) || best=$(best_split "$app" ${args[$app]})
     load_stop
     rows+=("$noload $static0 $static_l $bal_l $best")
   done
@@ -112,5 +121,9 @@ for app in "${apps[@]}"; do
     awk -v b="$(col 5)" -v f="$(usual_share)" -v r="$(per_round '$4 / $5')" 'BEGIN { printf " %9.3f %6s %11.3f\n", b, f, r }'
   fi
 done
-((${#splits[@]} == 0)) || echo "best-fixed: the fastest hand-parallelized run under the load over rank 1's shares ${splits[*]} (--shares); share: the best in most rounds; $policy/best: median of each round's ratio"
+if ((${#splits[@]} > 0)); then
+  if [ "$oracle" = pass ]; then what="run of the same program at a fixed split (DSM_LB_SHARES)"
+  else what="hand-parallelized run (--shares)"; fi
+  echo "best-fixed: the fastest $what under the load over rank 1's shares ${splits[*]}; share: the best in most rounds; $policy/best: median of each round's ratio"
+fi
 

@@ -278,6 +278,17 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_EVIDENCE"));
   env = {{"DSM_LB_EVIDENCE", "soon"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_EVIDENCE"));
+  env = {};
+  CHECK(options_from(get).shares.empty());
+  env = {{"DSM_LB_SHARES", "3,1"}};  // weights, kept as shares of the work
+  CHECK(options_from(get).shares == std::vector<double>{0.75, 0.25});
+  env = {{"DSM_LB_SHARES", "1"}};
+  CHECK(options_from(get).shares == std::vector<double>{1.0});
+  for (const char* bad : {"", "1,", "1,0", "1,-2", "1;2", "a,b"}) {
+    env = {{"DSM_LB_SHARES", bad}};
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_SHARES"));
+  }
 }
 
 TEST_CASE("equal blocks and index ranges") {

@@ -179,6 +179,25 @@ TEST_CASE("the static policy never moves anything") {
   CHECK(run.m.assign == equal_blocks(1000, 2));
 }
 
+TEST_CASE("a fixed split keeps its shares of the work whatever the ranks measure") {
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    run.m.opt.shares = {0.75, 0.25};
+    // Rank 1 twice as fast as a 3:1 split assumes: any balancing policy would move work to it.
+    for (int e = 0; e < 40; ++e) execute(run, 4000, {0.5, 1.0}, uniform, page_per_iteration());
+    CHECK(run.m.redistributions == 0);
+    const Span r0 = run.m.assign[0].at(0), r1 = run.m.assign[1].at(0);
+    CHECK(r0.begin == 0);
+    CHECK(r0.end == r1.begin);
+    CHECK(r1.end == 4000);
+    CHECK(r0.end == Approx(3000).margin(4000 / 8));  // locality moves a cut to a page edge nearby
+    // New bounds (a factorization's shrinking rows): the same shares of the rows left.
+    execute(run, 2000, {0.5, 1.0}, uniform, page_per_iteration());
+    CHECK(static_cast<double>(run.m.assign[0].at(0).size()) == Approx(1500).margin(2000 / 8));
+  }
+}
+
 TEST_CASE("a loop whose bounds change every execution keeps the ranks' powers") {
   // A factorization's update: step k runs rows [k + 1, n), one execution per step.
   const long n = 3000;
