@@ -225,17 +225,19 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
       if (!t.spare) into.insert(into.end(), t.runs.begin(), t.runs.end());
     }
   }
-  // Reads first: a page both read and written is fetched once, then opened.
-  for (auto* runs : {&reads, &writes_}) {
-    std::sort(runs->begin(), runs->end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
-    std::vector<detail::ByteRun> merged;
-    for (std::size_t i = 0; i < runs->size();) {
-      Bytes w = (*runs)[i];
-      for (++i; i < runs->size() && (*runs)[i].first <= w.last; ++i) w.last = std::max(w.last, (*runs)[i].last);
-      merged.push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
+  // One fetch for both: a page both read and written is fetched once, and opened for
+  // writing from invalid in one protection change.
+  std::vector<detail::ByteRun> merged[2];
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::vector<Bytes>& runs = k == 0 ? reads : writes_;
+    std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < runs.size();) {
+      Bytes w = runs[i];
+      for (++i; i < runs.size() && runs[i].first <= w.last; ++i) w.last = std::max(w.last, runs[i].last);
+      merged[k].push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
     }
-    if (!merged.empty()) detail::prefetch_runs(merged, runs == &writes_);
   }
+  if (!merged[0].empty() || !merged[1].empty()) detail::prefetch_runs(merged[0], merged[1]);
 }
 
 }  // namespace dsm::lb::runtime

@@ -43,7 +43,8 @@ struct PagePlan {
 // The replies of one fetch and the pages they complete, applied as each one lands.
 class Fetch {
  public:
-  Fetch(std::vector<PagePlan> plans, bool collecting) : plans_(std::move(plans)), collecting_(collecting) {}
+  Fetch(std::vector<PagePlan> plans, bool collecting, std::span<const std::uint32_t> to_open)
+      : plans_(std::move(plans)), collecting_(collecting), to_open_(to_open) {}
 
   PagePlan* find(std::uint32_t page) {
     auto it = std::lower_bound(plans_.begin(), plans_.end(), page,
@@ -59,7 +60,7 @@ class Fetch {
       for (auto& p : plans_)
         if (p.missing == 0) finish(p, done);
     }
-    protect(done, mem::Prot::read);
+    close_read(done);
   }
 
   // Takes in one reply and applies every page it completes.
@@ -80,7 +81,7 @@ class Fetch {
     }
     release_if_unused(slot);
     stats::counters().pages_fetched.fetch_add(done.size(), std::memory_order_relaxed);
-    protect(done, mem::Prot::read);
+    close_read(done);
   }
 
   void check_complete() const {
@@ -159,8 +160,16 @@ class Fetch {
     to_release_.clear();
   }
 
+  // Makes `done` read-only, but for the pages about to be opened for writing.
+  void close_read(std::vector<std::uint32_t>& done) {
+    if (!to_open_.empty())
+      std::erase_if(done, [&](std::uint32_t p) { return std::binary_search(to_open_.begin(), to_open_.end(), p); });
+    protect(done, mem::Prot::read);
+  }
+
   std::vector<PagePlan> plans_;  // by page
   bool collecting_;
+  std::span<const std::uint32_t> to_open_;
   std::vector<Reply> replies_;
   std::vector<std::uint32_t> refs_;  // per reply: changes taken from it not yet applied
   std::vector<std::int32_t> to_release_;
@@ -168,7 +177,7 @@ class Fetch {
 
 }  // namespace
 
-void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
+void make_valid(std::vector<std::uint32_t> pages, bool collecting, std::span<const std::uint32_t> to_open) {
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
     prefetch_page(s.heap.pages, p + prefetch_distance);
@@ -221,7 +230,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting) {
       plans.push_back(std::move(plan));
     }
   }
-  Fetch fetch(std::move(plans), collecting);
+  Fetch fetch(std::move(plans), collecting, to_open);
   // The requests, per writer, sent a few at a time: the next one goes when a reply lands.
   // All at once, a writer would queue up every reply (hundreds of MiB for a large
   // prefetch) in its transport, and this rank would copy them in while it should apply.

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace dsm::proto {
@@ -24,6 +25,8 @@ constexpr std::uint32_t max_fetch_ahead = 1024;
 
 // Brings the pages up to date. `collecting`: garbage collection, where every rank knows
 // every change, so a writer whose copy is valid sends it whole instead of its diffs.
-void make_valid(std::vector<std::uint32_t> pages, bool collecting = false);
+// `to_open` (sorted): pages the caller opens for writing right after (open_for_write), left
+// closed here rather than made read-only on the way: one protection change instead of two.
+void make_valid(std::vector<std::uint32_t> pages, bool collecting = false, std::span<const std::uint32_t> to_open = {});
 
 }  // namespace dsm::proto

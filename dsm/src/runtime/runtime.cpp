@@ -305,7 +305,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
           s.heap.pages[p].valid = true;
         }
     }
-    proto::make_valid(partial);
+    proto::make_valid(partial, false, partial);
     proto::open_for_write(partial, false);
     proto::open_for_write(whole, true);
     return;
@@ -315,7 +315,8 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
   const detail::ByteRun run{addr, bytes};
-  detail::prefetch_runs({&run, 1}, mode != Mode::read);
+  if (mode == Mode::read) detail::prefetch_runs({&run, 1}, {});
+  else detail::prefetch_runs({}, {&run, 1});
 }
 
 void own(int owner, const void* addr, std::size_t bytes) {
@@ -390,30 +391,37 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   proto::claim(owner, first, last, true);
 }
 
-void prefetch_runs(std::span<const ByteRun> runs, bool open) {
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes) {
   auto& s = state();
   if (s.nprocs == 1) return;
   stats::Timer timer(stats::counters().protocol_ns);
-  std::vector<std::uint32_t> pages;
-  for (const ByteRun& run : runs) {
-    auto [first, last] = heap_pages_of(run.addr, run.bytes);
-    // Held pages are valid and writable already: a loop over its own block touches no page.
-    if (first < last)
-      proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
-        if (held) {
-          if (open) proto::renew_holds(a, b);
-          return;
-        }
-        for (std::uint32_t p = a; p < b; ++p) {
-          proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
-          if (open || !s.heap.pages[p].valid) pages.push_back(p);
-        }
-      });
+  // Pages to fetch (invalid ones) and, of writes, to open.
+  std::vector<std::uint32_t> fetch, open;
+  for (const auto* runs : {&reads, &writes}) {
+    const bool opening = runs == &writes;
+    for (const ByteRun& run : *runs) {
+      auto [first, last] = heap_pages_of(run.addr, run.bytes);
+      // Held pages are valid and writable already: a loop over its own block touches no page.
+      if (first < last)
+        proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
+          if (held) {
+            if (opening) proto::renew_holds(a, b);
+            return;
+          }
+          for (std::uint32_t p = a; p < b; ++p) {
+            proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
+            if (!s.heap.pages[p].valid) fetch.push_back(p);
+            if (opening) open.push_back(p);
+          }
+        });
+    }
   }
-  // Runs of a strided section may share a page (two columns' blocks in one): make_valid
-  // takes each page once, and open_for_write passes over a page it opened already.
-  proto::make_valid(pages);
-  if (open) proto::open_for_write(pages, false);
+  // Runs of a strided section may share a page (two columns' blocks in one), and a stencil's
+  // read and write share most: each page is fetched once and opened once.
+  std::sort(open.begin(), open.end());
+  open.erase(std::unique(open.begin(), open.end()), open.end());
+  proto::make_valid(std::move(fetch), false, open);
+  proto::open_for_write(open, false);
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {

@@ -36,14 +36,16 @@ void set_stats_section_hook(std::string (*section)());
 // for two different owners between two barriers falls back to twins for the later claims.
 void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 
-// dsm::prefetch of several ranges at once: one fetch (a request per writer) for all their
-// pages, not one per range, and with `open` their opening for writing (Mode::write). A
-// strided section (a column: a few bytes in each of a thousand rows) is a thousand ranges.
+// dsm::prefetch of several ranges at once: one fetch (a request per writer) for the pages of
+// `reads` and `writes`, not one per range, and the opening of those of `writes` for writing
+// (Mode::write). A page fetched to be written goes from invalid to writable in one protection
+// change. A strided section (a column: a few bytes in each of a thousand rows) is a thousand
+// ranges.
 struct ByteRun {
   const void* addr;
   std::size_t bytes;
 };
-void prefetch_runs(std::span<const ByteRun> runs, bool open);
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes);
 
 // Which rank last wrote each page of [addr, addr+bytes) as far as this rank knows
 // (-1: never written). One entry per page overlapping the range.
