@@ -78,6 +78,18 @@ Touched touched(const Section& s, const Range& r, double most) {
   return t;
 }
 
+// `runs` in address order, merged where they meet or overlap.
+std::vector<detail::ByteRun> merged_runs(std::vector<Bytes>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
+  std::vector<detail::ByteRun> merged;
+  for (std::size_t i = 0; i < runs.size();) {
+    Bytes w = runs[i];
+    for (++i; i < runs.size() && runs[i].first <= w.last; ++i) w.last = std::max(w.last, runs[i].last);
+    merged.push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
+  }
+  return merged;
+}
+
 Run pages_of(const Bytes& b, std::size_t rank) {
   return Run{static_cast<long>(b.first / page_bytes), static_cast<long>((b.last - 1) / page_bytes), static_cast<int>(rank)};
 }
@@ -227,17 +239,8 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
   }
   // One fetch for both: a page both read and written is fetched once, and opened for
   // writing from invalid in one protection change.
-  std::vector<detail::ByteRun> merged[2];
-  for (std::size_t k = 0; k < 2; ++k) {
-    std::vector<Bytes>& runs = k == 0 ? reads : writes_;
-    std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < runs.size();) {
-      Bytes w = runs[i];
-      for (++i; i < runs.size() && runs[i].first <= w.last; ++i) w.last = std::max(w.last, runs[i].last);
-      merged[k].push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
-    }
-  }
-  if (!merged[0].empty() || !merged[1].empty()) detail::prefetch_runs(merged[0], merged[1]);
+  const std::vector<detail::ByteRun> r = merged_runs(reads), w = merged_runs(writes_);
+  if (!r.empty() || !w.empty()) detail::prefetch_runs(r, w);
 }
 
 }  // namespace dsm::lb::runtime
