@@ -72,11 +72,11 @@ using Runs = std::vector<std::pair<std::int64_t, std::int64_t>>;
 // (the first `skip` bytes of its first page belong to something else) that index entries
 // [first, last) of type I name; entries that name no element of it are passed by.
 template <class I>
-void mark(const void* index, Positions p, std::int64_t skip, std::int64_t elem, std::int64_t elems, std::vector<bool>& read) {
+void mark(const void* index, Positions p, std::int64_t skip, std::int64_t elem, std::int64_t elems, std::vector<std::uint8_t>& read) {
   const I* at = static_cast<const I*>(index);
   for (long k = p.first; k < p.last; ++k) {
     const auto e = static_cast<std::int64_t>(at[k]);
-    if (e >= 0 && e < elems) read[static_cast<std::size_t>((skip + e * elem) / page_bytes)] = true;
+    if (e >= 0 && e < elems) read[static_cast<std::size_t>((skip + e * elem) / page_bytes)] = 1;
   }
 }
 
@@ -87,7 +87,7 @@ Runs inspect(const Section& s, const std::vector<Positions>& ps) {
   if (elems.last <= 0) return {};
   const std::int64_t base = address(s.base), elem = static_cast<std::int64_t>(s.elem_size);
   const std::int64_t first_page = base / page_bytes, skip = base - first_page * page_bytes;
-  std::vector<bool> read(static_cast<std::size_t>((skip + elems.last * elem + page_bytes - 1) / page_bytes));
+  std::vector<std::uint8_t> read(static_cast<std::size_t>((skip + elems.last * elem + page_bytes - 1) / page_bytes));
   const bool is_unsigned = s.index_type >> 5;
   for (const Positions& p : ps) {
     switch (s.index_type & 0x1f) {
