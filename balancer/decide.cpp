@@ -92,20 +92,21 @@ bool has_left(const SiteModel& m, std::size_t r) { return r < m.left.size() && m
 // A speed so small against the others' that a rank's share of any split rounds to nothing.
 constexpr double left_speed = 1e-9;
 
-// Speeds for the decision: ranks never measured get the mean of the others; ranks that left
-// the computation next to nothing.
-std::vector<double> usable_speeds(const SiteModel& m) {
+// Speeds for the decision: ranks never measured (0) get the mean of the others; ranks that
+// left the computation (`out`, empty: none) next to nothing.
+std::vector<double> usable(std::vector<double> s, const std::vector<char>& out) {
+  const auto is_out = [&](std::size_t r) { return r < out.size() && out[r]; };
   double sum = 0, fastest = 0;
   int count = 0;
-  for (std::size_t r = 0; r < m.speed.size(); ++r)
-    if (m.speed[r] > 0 && !has_left(m, r)) sum += m.speed[r], ++count, fastest = std::max(fastest, m.speed[r]);
-  std::vector<double> s = m.speed;
+  for (std::size_t r = 0; r < s.size(); ++r)
+    if (s[r] > 0 && !is_out(r)) sum += s[r], ++count, fastest = std::max(fastest, s[r]);
   for (std::size_t r = 0; r < s.size(); ++r) {
     if (s[r] <= 0) s[r] = count ? sum / count : 1.0;
-    if (has_left(m, r)) s[r] = left_speed * std::max(fastest, 1e-300);
+    if (is_out(r)) s[r] = left_speed * std::max(fastest, 1e-300);
   }
   return s;
 }
+std::vector<double> usable_speeds(const SiteModel& m) { return usable(m.speed, m.left); }
 
 std::vector<double> normalized(std::vector<double> v) {
   const double sum = std::accumulate(v.begin(), v.end(), 0.0);
@@ -134,7 +135,11 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
 
 void record_break(SiteModel& m, long execution) {
   m.breaks.push_back(execution);
-  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
+  m.break_clock.push_back(m.clock);
+  if (m.breaks.size() > kept_breaks) {
+    m.breaks.erase(m.breaks.begin());
+    m.break_clock.erase(m.break_clock.begin());
+  }
 }
 
 // Siegell's thesis (section 5.6.2): executions over which the saving of a change accrues, the time the
@@ -377,6 +382,10 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.left.assign(nranks, 0);
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
+  m.own_recent.assign(nranks, {});
+  m.own_speed.assign(nranks, 0.0);
+  m.own_clock.assign(nranks, m.clock);
+  m.turning = false;
   m.span_cpu.assign(nranks, {});
   m.window = 0;
   m.observed = 0;
@@ -455,6 +464,18 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
       double sum_work = 0, sum_seconds = 0;
       for (auto [w, t] : recent) sum_work += w, sum_seconds += t;
       m.speed[r] = filter_rate(m.filters[r], sum_work / sum_seconds, m.opt.filter);
+      // Its core its own: its thread ran all the time it spent in its ranges. (The figures'
+      // core_shared comes from readings a tenth of a second apart, late for loads that turn
+      // within a few tenths.)
+      m.shared_seen = m.shared_seen || figs[r].core_shared;
+      if (!figs[r].core_shared && m.last_cpu[r] >= own_cpu_share * m.last_wall[r]) {
+        // The median rate, which a few executions slowed otherwise do not move.
+        auto& own = m.own_recent[r];
+        own.push_back(work / m.last_wall[r]);
+        if (own.size() > own_window) own.erase(own.begin());
+        m.own_speed[r] = median(own);
+        m.own_clock[r] = m.clock;
+      }
     }
     for (std::size_t j = 0; j < figs[r].cpu.size(); ++j) m.span_cpu[r][j] += figs[r].cpu[j];
   }
@@ -533,6 +554,41 @@ bool lasted(const SiteModel& m, bool known_cause) {
   return known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
 }
 
+// Seconds the balancer takes to follow a new state: the evidence, then the executions of the
+// persistence and of a rate window of the new spans, at the site's mean period so far.
+double reaction_seconds(const SiteModel& m) {
+  const double period = m.executions > 0 ? m.clock / static_cast<double>(m.executions) : 0;
+  return m.opt.evidence + static_cast<double>(persistence(m) + static_cast<int>(rate_window)) * period;
+}
+
+// Whether another program comes and goes on the ranks' cores faster than changes follow it
+// (SiteModel::turning): from lasting imbalances that began at intervals shorter than
+// turning_reactions reactions, until a rank has run that long without its core to itself (a
+// load that stayed, followed again from a fresh count of the breaks). The site stays turning
+// while no load comes: the split at the ranks' own speeds is the right one then too.
+void update_turning(SiteModel& m) {
+  if (!m.shared_seen || m.break_clock.size() < 2) return;
+  const double interval =
+      (m.break_clock.back() - m.break_clock.front()) / static_cast<double>(m.break_clock.size() - 1);
+  const double followed = turning_reactions * reaction_seconds(m);
+  const double own_last = *std::min_element(m.own_clock.begin(), m.own_clock.end());
+  if (!m.turning) {
+    m.turning = interval < followed;
+  } else if (m.clock - own_last > followed) {
+    m.turning = false;
+    m.breaks.clear();
+    m.break_clock.clear();
+  }
+}
+
+// The ranks' speeds with their cores their own, where measured (else their present ones).
+std::vector<double> own_speeds(const SiteModel& m) {
+  std::vector<double> s = m.speed;
+  for (std::size_t r = 0; r < s.size(); ++r)
+    if (r < m.own_speed.size() && m.own_speed[r] > 0) s[r] = m.own_speed[r];
+  return usable(std::move(s), {});
+}
+
 // The spans for new bounds (a factorization's next step: most of the last step's rows again).
 // Under locality every iteration value stays with the rank that ran it, and so its pages,
 // until that split has been out of balance at the ranks' powers for as long as a change
@@ -565,6 +621,31 @@ Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::v
   return fresh;
 }
 
+// Under a load that turns faster than changes follow it, the split that holds is the one at
+// the ranks' own speeds (cores their own): a split chased after each turn runs most of the
+// next one at the wrong powers and pays two changes' pages a turn, and a rank given little
+// work on a shared core waits for its core after every barrier all the same. One change to
+// it, judged over as long as the turning has lasted, and none while it lasts.
+void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, double page_s, double move_s,
+                    bool recurring) {
+  m.verdict = Verdict::turning;
+  const std::vector<double> own = own_speeds(m);
+  // Own speeds come from the executions a load spared, fewer and noisier than the present
+  // rates: a change to them needs twice the threshold.
+  Options wider = m.opt;
+  wider.threshold = 2 * m.opt.threshold;
+  if (!extremes(m, prof, m.assign, own).imbalanced(wider)) return;
+  m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.breaks.front()));
+  Assignment next = propose(m, prof, own, t, page_s, move_s, recurring);
+  if (next == m.assign) return;
+  const double saving = execution_cost(m.assign, prof, own, t, page_s, recurring) -
+                        execution_cost(next, prof, own, t, page_s, recurring);
+  const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
+  if (saving <= 0 || (m.opt.cost_benefit && move_s * busiest > saving * m.horizon)) return;
+  adopt(m, t, std::move(next), page_s * busiest, -1);
+  m.verdict = Verdict::changed;
+}
+
 void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || fixed(m) || m.observed == 0 || m.n <= 0) return;
@@ -573,13 +654,22 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   // than its share of the work is worth. It comes back at the speed it left with, which its
   // next measurements correct (the others' mean would overload a rank slow for other
   // reasons too).
-  const bool back = update_left(m.left, m.speed, m.core_shared, m.opt.leave).returns > 0;
+  // Leaving pays for a load that lasts: under one that turns faster than changes follow it,
+  // a rank out comes back, and none leaves.
+  const bool turns = m.turning;
+  bool back = false;
+  if (turns) {
+    back = std::find(m.left.begin(), m.left.end(), 1) != m.left.end();
+    std::fill(m.left.begin(), m.left.end(), 0);
+  } else {
+    back = update_left(m.left, m.speed, m.core_shared, m.opt.leave).returns > 0;
+  }
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
   const IterationPages& t = iteration_pages(m, g);
   // A rank back from leaving has no iterations to be measured on: its share comes at once.
-  if (back) {
+  if (back && !turns) {
     m.horizon = expected_stability(m);
     Assignment next = propose(m, prof, speed, t, page_s, move_s, false);
     if (next != m.assign) {
@@ -651,12 +741,14 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
   };
-  if (imbalanced) {
-    if (++m.streak == persist) {
-      if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
-      m.calm = false;
-    }
-  } else {
+  if (imbalanced && ++m.streak == persist) {
+    if (m.calm || slowest_rank != m.short_rank) record_break(m, m.executions - persist + 1);
+    m.calm = false;
+  }
+  if (turns && !imbalanced) m.streak = 0;
+  update_turning(m);
+  if (m.turning) return keep_own_split(m, prof, t, page_s, move_s, recurring);
+  if (!imbalanced) {
     if (declined_before()) {
       m.streak = 0;
       m.verdict = Verdict::declined;
@@ -707,6 +799,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::kept: return "kept: moving pages would not pay";
     case Verdict::futile: return "kept: the change would save nothing or move too little";
     case Verdict::dear: return "kept: its pages cost more than it saves";
+    case Verdict::turning: return "kept at the ranks' own speeds: the load turns faster than a change follows";
     case Verdict::changed: return "changed";
   }
   return "?";

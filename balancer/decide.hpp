@@ -28,6 +28,16 @@ inline constexpr int change_watch = 4;
 // hundreds of them.
 inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 
+// A load that turns (lasting imbalances begin) at intervals shorter than this many times the
+// balancer's reaction (decide.cpp, reaction_seconds) is not followed: each turn would run
+// most of its time on the last turn's split, and pay the pages of two changes.
+inline constexpr double turning_reactions = 4;
+
+// Executions whose rates give a rank's speed with its core its own (SiteModel::own_speed),
+// and the share of its time in its ranges that its thread must have run for one to count.
+inline constexpr std::size_t own_window = 8 * rate_window;
+inline constexpr double own_cpu_share = 0.9;
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -40,6 +50,7 @@ enum class Verdict {
   kept,      // the proposal is the present spans (moving pages would not pay over the horizon)
   futile,    // the proposal saves nothing, or moves less than min_move
   dear,      // its pages cost more than it saves over the horizon (cost/benefit)
+  turning,   // a load turns faster than changes follow it: the split stays at the ranks' own speeds
   changed,
 };
 const char* verdict_name(Verdict v);
@@ -72,6 +83,7 @@ struct SiteModel {
   // Executions at which the last lasting imbalances began (a streak out of balance long
   // enough to act on), at most kept_breaks: how often the system changes (Siegell's thesis, section 5.6.2).
   std::vector<long> breaks;
+  std::vector<double> break_clock;  // `clock` at each of `breaks`
   // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
   // with its share) is the same state, not a break: counted as one, it made a constant load
   // look like it turned every few executions. It is a break when the ranks were found in
@@ -94,6 +106,15 @@ struct SiteModel {
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
+  // Per rank, the rates of its last executions (at most own_window) in which no other
+  // program shared its core, and their median (0: none yet): under a load that turns faster
+  // than changes follow it, the split follows these (`shared_seen`: some rank's figures said
+  // another program shared its core).
+  std::vector<std::vector<double>> own_recent;
+  std::vector<double> own_speed;
+  std::vector<double> own_clock;  // `clock` at each rank's last such execution
+  bool shared_seen = false;
+  bool turning = false;  // such a load comes and goes (decide.cpp, update_turning)
   // What iterations cost relative to each other where the runtime can tell (a CSR row by its
   // nonzeros): pieces covering [0, n) in order, each with its work; empty: one unit an
   // iteration (the paper's model). Speeds are work per second, and cuts share the work.

@@ -16,9 +16,13 @@
 # ORACLE=hand sweeps the hand-parallelized version instead (--shares, --lb static): another
 # binary, whose inner loops ran up to 30 % faster or slower than the pass-compiled ones at one
 # rank for their placement alone (matmul at n = 256 and 260, docs/results.md).
+# Then a load that comes and goes: dsm-load on core 1 on for half of each period of PERIODS
+# seconds, POLICY against static in each round, runs of several periods each (the *_ONOFF_ARGS
+# sizes), and POLICY / static, the median of each round's ratio.
 # Environment: REPS, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
 # SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep), ORACLE
-# ("pass" or "hand"); DSM_LB_* settings pass through to the ranks.
+# ("pass" or "hand"), PERIODS ("0.5 4"; empty: no on/off load), MATMUL_ONOFF_ARGS,
+# JACOBI_ONOFF_ARGS, SHALLOW_ONOFF_ARGS; DSM_LB_* settings pass through to the ranks.
 # shellcheck shell=bash disable=SC2154  # bin, cores, mode, size, run_time...: set by lib.sh
 shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
 (($# <= 1)) || die_setup "usage: scripts/bench balance [BUILD_DIR]"
@@ -27,12 +31,17 @@ reps=${REPS:-3}
 policy=${POLICY:-auto}
 read -ra apps <<<"${APPS:-matmul jacobi shallow}"
 read -ra splits <<<"${SPLITS-0.15 0.175 0.2 0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
+read -ra periods <<<"${PERIODS-0.5 4}"
 oracle=${ORACLE:-pass}
 [[ $oracle == pass || $oracle == hand ]] || die_setup "ORACLE: '$oracle' is neither pass nor hand"
 for f in "${splits[@]}"; do [[ $f =~ ^0?\.[0-9]+$ ]] || die_setup "SPLITS: '$f' is not a share between 0 and 1"; done
+for p in "${periods[@]}"; do [[ $p =~ ^[0-9]*\.?[0-9]+$ ]] || die_setup "PERIODS: '$p' is not a period in seconds"; done
 # Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
 declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500}
   [shallow]=${SHALLOW_ARGS:---n 514 --iters 200})
+# Under the on/off load: several of the longest period (4 s) each.
+declare -A onoff_args=([matmul]=${MATMUL_ONOFF_ARGS:---n 256 --iters 1200} [jacobi]=${JACOBI_ONOFF_ARGS:---n 2050 --iters 3000}
+  [shallow]=${SHALLOW_ONOFF_ARGS:---n 514 --iters 1000})
 need dsmrun dsm-load
 for app in "${apps[@]}"; do
   [ -n "${args[$app]:-}" ] || die_setup "APPS: unknown application '$app' (matmul, jacobi, shallow)"
@@ -127,3 +136,22 @@ if ((${#splits[@]} > 0)); then
   echo "best-fixed: the fastest $what under the load over rank 1's shares ${splits[*]}; share: the best in most rounds; $policy/best: median of each round's ratio"
 fi
 
+((${#periods[@]} > 0)) || exit 0
+echo
+printf '%-7s %7s %9s %9s %11s\n' app period static "$policy" "$policy/static"
+for app in "${apps[@]}"; do
+  prog=$bin/${app}_pass
+  for period in "${periods[@]}"; do
+    rows=()
+    for ((r = 0; r < reps; r++)); do
+      load_start 1 --period "$period"
+      # shellcheck disable=SC2086
+      rows+=("$(run_pair "$policy" static "$r" "$prog" ${onoff_args[$app]})")
+      load_stop
+    done
+    # shellcheck disable=SC2016
+    awk -v app="$app" -v p="$period" -v s="$(col 2)" -v b="$(col 1)" -v r="$(per_round '$1 / $2')" \
+      'BEGIN { printf "%-7s %6ss %9.3f %9.3f %11.3f\n", app, p, s, b, r }'
+  done
+done
+echo "on/off: dsm-load on core 1 for half of each period; $policy/static: median of each round's ratio"

@@ -313,6 +313,38 @@ TEST_CASE("a load that comes and goes faster than a move pays for itself is not 
   }
 }
 
+TEST_CASE("a load that turns on a rank's core faster than changes follow it leaves the split at the ranks' own speeds") {
+  // Another program takes 70 % of rank 1's core for 20 executions in every 40 (the figures
+  // say so), then stays. Followed turn by turn, each turn would run most of its time on the
+  // split of the one before; the split goes back to the ranks' own speeds and stays there,
+  // and the load that stays is followed again.
+  const long n = 2000;
+  const Geometry g = page_per_iteration();
+  for (Policy p : balancing) {
+    CAPTURE(policy_name(p));
+    Run run = make_run(p);
+    std::vector<int> late;
+    for (int e = 0; e < 600; ++e) {
+      const bool on = e % 40 < 20;
+      run.core_shared = {false, on};
+      if (execute(run, n, {1.0, on ? 0.3 : 1.0}, uniform, g) && e >= 300) late.push_back(e);
+    }
+    INFO("changes after execution 300: " << Catch::Detail::stringify(late));
+    CHECK(run.m.turning);
+    CHECK(late.empty());
+    CHECK(imbalance(run, {1.0, 1.0}, uniform) < 1 + 2 * run.m.opt.threshold);
+    run.core_shared = {false, true};
+    for (int e = 0; e < 300; ++e) execute(run, n, {1.0, 0.3}, uniform, g);
+    CHECK(!run.m.turning);
+    CHECK(imbalance(run, {1.0, 0.3}, uniform) < 1 + run.m.opt.threshold);
+  }
+  SECTION("without the figures' word on the cores, the turns are judged by their pages as before") {
+    Run run = make_run(Policy::locality);
+    for (int e = 0; e < 600; ++e) execute(run, n, {1.0, e % 40 < 20 ? 0.3 : 1.0}, uniform, g);
+    CHECK(!run.m.turning);
+  }
+}
+
 TEST_CASE("a change that falls short is followed up, not taken for a load that comes and goes") {
   // A rank that shares its core with a load gets less of it the shorter its ranges (it
   // sleeps at each barrier and waits for the core after): its rate falls as its share
