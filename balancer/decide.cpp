@@ -562,19 +562,22 @@ double reaction_seconds(const SiteModel& m) {
 }
 
 // Whether another program comes and goes on the ranks' cores faster than changes follow it
-// (SiteModel::turning): from lasting imbalances that began at intervals shorter than
-// turning_reactions reactions, until a rank has run that long without its core to itself (a
-// load that stayed, followed again from a fresh count of the breaks). The site stays turning
-// while no load comes: the split at the ranks' own speeds is the right one then too.
+// (SiteModel::turning): from lasting imbalances that began, the last kept_breaks of them,
+// each shorter than turning_reactions reactions after the one before (an imbalance of noise
+// inside a long turn, or two as a load begins to bite, make a short interval, not three),
+// until a rank has run that
+// long without its core to itself (a load that stayed, followed again from a fresh count of
+// the breaks). The site stays turning while no load comes: the split at the ranks' own
+// speeds is the right one then too.
 void update_turning(SiteModel& m) {
-  if (!m.shared_seen || m.break_clock.size() < 2) return;
-  const double interval =
-      (m.break_clock.back() - m.break_clock.front()) / static_cast<double>(m.break_clock.size() - 1);
+  if (!m.shared_seen || m.break_clock.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
-  const double own_last = *std::min_element(m.own_clock.begin(), m.own_clock.end());
   if (!m.turning) {
-    m.turning = interval < followed;
-  } else if (m.clock - own_last > followed) {
+    bool short_turns = true;
+    for (std::size_t k = 1; k < m.break_clock.size(); ++k)
+      short_turns = short_turns && m.break_clock[k] - m.break_clock[k - 1] < followed;
+    m.turning = short_turns;
+  } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
     m.breaks.clear();
     m.break_clock.clear();
