@@ -565,7 +565,9 @@ double reaction_seconds(const SiteModel& m) {
 // (SiteModel::turning): from lasting imbalances that began, the last kept_breaks of them,
 // each shorter than turning_reactions reactions after the one before (an imbalance of noise
 // inside a long turn, or two as a load begins to bite, make a short interval, not three),
-// until a rank has run that
+// where changes have measured to cost more than turning_change_cost times their pages' estimate
+// (where they cost what their pages say, following short turns pays: dsm-lbsim's modelled
+// ranks), until a rank has run that
 // long without its core to itself (a load that stayed, followed again from a fresh count of
 // the breaks). The site stays turning while no load comes: the split at the ranks' own
 // speeds is the right one then too.
@@ -576,7 +578,7 @@ void update_turning(SiteModel& m) {
     bool short_turns = true;
     for (std::size_t k = 1; k < m.break_clock.size(); ++k)
       short_turns = short_turns && m.break_clock[k] - m.break_clock[k - 1] < followed;
-    m.turning = short_turns;
+    m.turning = short_turns && change_cost_factor(m) > turning_change_cost;
   } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
     m.breaks.clear();

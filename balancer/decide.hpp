@@ -32,6 +32,7 @@ inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 // balancer's reaction (decide.cpp, reaction_seconds) is not followed: each turn would run
 // most of its time on the last turn's split, and pay the pages of two changes.
 inline constexpr double turning_reactions = 4;
+inline constexpr double turning_change_cost = 2;
 
 // Executions whose rates give a rank's speed with its core its own (SiteModel::own_speed),
 // and the share of its time in its ranges that its thread must have run for one to count.
