@@ -565,12 +565,11 @@ double reaction_seconds(const SiteModel& m) {
 // (SiteModel::turning): from lasting imbalances that began, the last kept_breaks of them,
 // each shorter than turning_reactions reactions after the one before (an imbalance of noise
 // inside a long turn, or two as a load begins to bite, make a short interval, not three),
-// where changes have measured to cost more than turning_change_cost times their pages' estimate
-// (where they cost what their pages say, following short turns pays: dsm-lbsim's modelled
-// ranks), until a rank has run that
-// long without its core to itself (a load that stayed, followed again from a fresh count of
-// the breaks). The site stays turning while no load comes: the split at the ranks' own
-// speeds is the right one then too.
+// where changes have measured to cost more than turning_change_cost times their pages'
+// estimate (where they cost what their pages say, following short turns pays: dsm-lbsim's
+// modelled ranks); until a rank has run that long without its core to itself (a load that
+// stayed, followed again from a fresh count of the breaks). The site stays turning while no
+// load comes: the split at the ranks' own speeds is the right one then too.
 void update_turning(SiteModel& m) {
   if (!m.shared_seen || m.break_clock.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
