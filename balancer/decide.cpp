@@ -134,12 +134,8 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
 }
 
 void record_break(SiteModel& m, long execution) {
-  m.breaks.push_back(execution);
-  m.break_clock.push_back(m.clock);
-  if (m.breaks.size() > kept_breaks) {
-    m.breaks.erase(m.breaks.begin());
-    m.break_clock.erase(m.break_clock.begin());
-  }
+  m.breaks.push_back({execution, m.clock});
+  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
 }
 
 // Siegell's thesis (section 5.6.2): executions over which the saving of a change accrues, the time the
@@ -158,8 +154,8 @@ double expected_stability(const SiteModel& m) {
   double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
   if (m.breaks.size() >= 2) {
     const double interval =
-        static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
-    const double since = static_cast<double>(m.executions - m.breaks.back());
+        static_cast<double>(m.breaks.back().execution - m.breaks.front().execution) / static_cast<double>(m.breaks.size() - 1);
+    const double since = static_cast<double>(m.executions - m.breaks.back().execution);
     stable = std::min(stable, std::max(1.0, since > 2 * interval ? since - 2 * interval : interval - since));
   }
   return stable;
@@ -525,7 +521,8 @@ const IterationPages& iteration_pages(SiteModel& m, const Geometry& g) {
 struct Extremes {
   double fastest = INFINITY, slowest = 0;
   int slowest_rank = 0;
-  bool imbalanced(const Options& o) const { return slowest > (1 + o.threshold) * fastest; }
+  bool beyond(double threshold) const { return slowest > (1 + threshold) * fastest; }
+  bool imbalanced(const Options& o) const { return beyond(o.threshold); }
 };
 Extremes extremes(const SiteModel& m, const Profile& prof, const Assignment& a, const std::vector<double>& speed) {
   Extremes e;
@@ -571,17 +568,16 @@ double reaction_seconds(const SiteModel& m) {
 // stayed, followed again from a fresh count of the breaks). The site stays turning while no
 // load comes: the split at the ranks' own speeds is the right one then too.
 void update_turning(SiteModel& m) {
-  if (!m.shared_seen || m.break_clock.size() < kept_breaks) return;
+  if (!m.shared_seen || m.breaks.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
   if (!m.turning) {
     bool short_turns = true;
-    for (std::size_t k = 1; k < m.break_clock.size(); ++k)
-      short_turns = short_turns && m.break_clock[k] - m.break_clock[k - 1] < followed;
+    for (std::size_t k = 1; k < m.breaks.size(); ++k)
+      short_turns = short_turns && m.breaks[k].clock - m.breaks[k - 1].clock < followed;
     m.turning = short_turns && change_cost_factor(m) > turning_change_cost;
   } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
     m.breaks.clear();
-    m.break_clock.clear();
   }
 }
 
@@ -636,10 +632,8 @@ void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, 
   const std::vector<double> own = own_speeds(m);
   // Own speeds come from the executions a load spared, fewer and noisier than the present
   // rates: a change to them needs twice the threshold.
-  Options wider = m.opt;
-  wider.threshold = 2 * m.opt.threshold;
-  if (!extremes(m, prof, m.assign, own).imbalanced(wider)) return;
-  m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.breaks.front()));
+  if (!extremes(m, prof, m.assign, own).beyond(2 * m.opt.threshold)) return;
+  m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.breaks.front().execution));
   Assignment next = propose(m, prof, own, t, page_s, move_s, recurring);
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, own, t, page_s, recurring) -

@@ -32,6 +32,8 @@ inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 // balancer's reaction (decide.cpp, reaction_seconds) is not followed: each turn would run
 // most of its time on the last turn's split, and pay the pages of two changes.
 inline constexpr double turning_reactions = 4;
+// ... where changes have measured to cost more than this many times their pages' estimate
+// (where they cost what their pages say, following short turns pays).
 inline constexpr double turning_change_cost = 2;
 
 // Executions whose rates give a rank's speed with its core its own (SiteModel::own_speed),
@@ -83,8 +85,11 @@ struct SiteModel {
   int declined_at = 0;
   // Executions at which the last lasting imbalances began (a streak out of balance long
   // enough to act on), at most kept_breaks: how often the system changes (Siegell's thesis, section 5.6.2).
-  std::vector<long> breaks;
-  std::vector<double> break_clock;  // `clock` at each of `breaks`
+  struct Break {
+    long execution;
+    double clock;  // `clock` then
+  };
+  std::vector<Break> breaks;
   // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
   // with its share) is the same state, not a break: counted as one, it made a constant load
   // look like it turned every few executions. It is a break when the ranks were found in

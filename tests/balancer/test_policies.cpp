@@ -4,6 +4,7 @@
 #include "decide.hpp"
 
 #include <functional>
+#include <ostream>
 #include <random>
 
 using namespace dsm::lb;
@@ -112,6 +113,11 @@ Geometry page_per_iteration() {
 constexpr Policy balancing[] = {Policy::shift, Policy::multi, Policy::locality, Policy::fgdls};
 
 }  // namespace
+
+namespace dsm::lb {
+// The breaks a failing check shows, by their executions.
+std::ostream& operator<<(std::ostream& o, const SiteModel::Break& b) { return o << b.execution; }
+}  // namespace dsm::lb
 
 TEST_CASE("a constant speed ratio is balanced in one step after the warm-up") {
   const std::vector<double> speed{1.0, 0.5, 1.0, 1.0};
