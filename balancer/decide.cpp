@@ -134,7 +134,7 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
 }
 
 void record_break(SiteModel& m, long execution) {
-  m.breaks.push_back({execution, m.clock});
+  m.breaks.push_back(execution);
   if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
 }
 
@@ -154,8 +154,8 @@ double expected_stability(const SiteModel& m) {
   double stable = std::max<double>(m.opt.horizon, static_cast<double>(m.observed));
   if (m.breaks.size() >= 2) {
     const double interval =
-        static_cast<double>(m.breaks.back().execution - m.breaks.front().execution) / static_cast<double>(m.breaks.size() - 1);
-    const double since = static_cast<double>(m.executions - m.breaks.back().execution);
+        static_cast<double>(m.breaks.back() - m.breaks.front()) / static_cast<double>(m.breaks.size() - 1);
+    const double since = static_cast<double>(m.executions - m.breaks.back());
     stable = std::min(stable, std::max(1.0, since > 2 * interval ? since - 2 * interval : interval - since));
   }
   return stable;
@@ -430,19 +430,25 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
-  m.core_shared.assign(figs.size(), 0);
+  const std::vector<char> was_shared = std::exchange(m.core_shared, std::vector<char>(figs.size(), 0));
+  bool onset = false;
   double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
   bool every_period = true;
   for (std::size_t r = 0; r < figs.size(); ++r) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
     m.core_shared[r] = figs[r].core_shared;
+    onset = onset || (figs[r].core_shared && was_shared.size() == figs.size() && !was_shared[r]);
     period = std::max(period, figs[r].period);
     every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
   }
   watch_change(m, every_period ? period : 0);
   m.clock += period > 0 ? period : slowest;
+  if (onset) {
+    m.onsets.push_back(m.clock);
+    if (m.onsets.size() > kept_breaks) m.onsets.erase(m.onsets.begin());
+  }
   if (m.skip > 0) {
     --m.skip;
     return;
@@ -463,7 +469,6 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
       // Its core its own: its thread ran all the time it spent in its ranges. (The figures'
       // core_shared comes from readings a tenth of a second apart, late for loads that turn
       // within a few tenths.)
-      m.shared_seen = m.shared_seen || figs[r].core_shared;
       if (!figs[r].core_shared && m.last_cpu[r] >= own_cpu_share * m.last_wall[r]) {
         // The median rate, which a few executions slowed otherwise do not move.
         auto& own = m.own_recent[r];
@@ -551,33 +556,39 @@ bool lasted(const SiteModel& m, bool known_cause) {
   return known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
 }
 
+// Seconds an execution of the site took on average so far.
+double mean_period(const SiteModel& m) { return m.executions > 0 ? m.clock / static_cast<double>(m.executions) : 0; }
+
 // Seconds the balancer takes to follow a new state: the evidence, then the executions of the
 // persistence and of a rate window of the new spans, at the site's mean period so far.
 double reaction_seconds(const SiteModel& m) {
-  const double period = m.executions > 0 ? m.clock / static_cast<double>(m.executions) : 0;
-  return m.opt.evidence + static_cast<double>(persistence(m) + static_cast<int>(rate_window)) * period;
+  return m.opt.evidence + static_cast<double>(persistence(m) + static_cast<int>(rate_window)) * mean_period(m);
 }
 
 // Whether another program comes and goes on the ranks' cores faster than changes follow it
-// (SiteModel::turning): from lasting imbalances that began, the last kept_breaks of them,
-// each shorter than turning_reactions reactions after the one before (an imbalance of noise
-// inside a long turn, or two as a load begins to bite, make a short interval, not three),
-// where changes have measured to cost more than turning_change_cost times their pages'
-// estimate (where they cost what their pages say, following short turns pays: dsm-lbsim's
-// modelled ranks); until a rank has run that long without its core to itself (a load that
-// stayed, followed again from a fresh count of the breaks). The site stays turning while no
-// load comes: the split at the ranks' own speeds is the right one then too.
+// (SiteModel::turning): the figures said the last kept_breaks times that one began to share
+// a rank's core each less than turning_reactions reactions after the one before, the last
+// of them that recently, where changes have measured to cost more than turning_change_cost
+// times their pages' estimate (where they cost what their pages say, following short turns
+// pays: dsm-lbsim's modelled ranks). Imbalances are no measure of it: noise inside a turn of
+// seconds began them close together, and equal blocks came back while the load was on.
+// The site stays turning while no load comes (the split at the ranks' own speeds is the
+// right one then too), until a rank has run that long without its core to itself: a load
+// that stayed, followed again from a fresh count.
 void update_turning(SiteModel& m) {
-  if (!m.shared_seen || m.breaks.size() < kept_breaks) return;
+  if (m.onsets.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
   if (!m.turning) {
-    bool short_turns = true;
-    for (std::size_t k = 1; k < m.breaks.size(); ++k)
-      short_turns = short_turns && m.breaks[k].clock - m.breaks[k - 1].clock < followed;
+    bool short_turns = m.clock - m.onsets.back() < followed;
+    for (std::size_t k = 1; k < m.onsets.size(); ++k)
+      short_turns = short_turns && m.onsets[k] - m.onsets[k - 1] < followed;
     m.turning = short_turns && change_cost_factor(m) > turning_change_cost;
+    // It has turned since the first of those onsets.
+    const double period = mean_period(m);
+    m.turning_since = m.executions - (period > 0 ? std::lround((m.clock - m.onsets.front()) / period) : 0);
   } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
-    m.breaks.clear();
+    m.onsets.clear();
   }
 }
 
@@ -633,7 +644,7 @@ void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, 
   // Own speeds come from the executions a load spared, fewer and noisier than the present
   // rates: a change to them needs twice the threshold.
   if (!extremes(m, prof, m.assign, own).beyond(2 * m.opt.threshold)) return;
-  m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.breaks.front().execution));
+  m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.turning_since));
   Assignment next = propose(m, prof, own, t, page_s, move_s, recurring);
   if (next == m.assign) return;
   const double saving = execution_cost(m.assign, prof, own, t, page_s, recurring) -

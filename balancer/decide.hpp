@@ -28,9 +28,10 @@ inline constexpr int change_watch = 4;
 // hundreds of them.
 inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 
-// A load that turns (lasting imbalances begin) at intervals shorter than this many times the
-// balancer's reaction (decide.cpp, reaction_seconds) is not followed: each turn would run
-// most of its time on the last turn's split, and pay the pages of two changes.
+// A load that turns (another program begins to share a rank's core) at intervals shorter
+// than this many times the balancer's reaction (decide.cpp, reaction_seconds) is not
+// followed: each turn would run most of its time on the last turn's split, and pay the
+// pages of two changes.
 inline constexpr double turning_reactions = 4;
 // ... where changes have measured to cost more than this many times their pages' estimate
 // (where they cost what their pages say, following short turns pays).
@@ -85,11 +86,7 @@ struct SiteModel {
   int declined_at = 0;
   // Executions at which the last lasting imbalances began (a streak out of balance long
   // enough to act on), at most kept_breaks: how often the system changes (Siegell's thesis, section 5.6.2).
-  struct Break {
-    long execution;
-    double clock;  // `clock` then
-  };
-  std::vector<Break> breaks;
+  std::vector<long> breaks;
   // An imbalance that goes on from a change that fell short (a loaded rank's rate falls
   // with its share) is the same state, not a break: counted as one, it made a constant load
   // look like it turned every few executions. It is a break when the ranks were found in
@@ -114,13 +111,16 @@ struct SiteModel {
   std::optional<std::pair<Geometry, IterationPages>> pages;
   // Per rank, the rates of its last executions (at most own_window) in which no other
   // program shared its core, and their median (0: none yet): under a load that turns faster
-  // than changes follow it, the split follows these (`shared_seen`: some rank's figures said
-  // another program shared its core).
+  // than changes follow it, the split follows these.
   std::vector<std::vector<double>> own_recent;
   std::vector<double> own_speed;
   std::vector<double> own_clock;  // `clock` at each rank's last such execution
-  bool shared_seen = false;
+  // `clock` when the figures last said another program began to share some rank's core (at
+  // most kept_breaks): the load's own turns, which imbalances of noise inside a long turn
+  // do not add to.
+  std::vector<double> onsets;
   bool turning = false;  // such a load comes and goes (decide.cpp, update_turning)
+  long turning_since = 0;  // execution of the first onset it was found from
   // What iterations cost relative to each other where the runtime can tell (a CSR row by its
   // nonzeros): pieces covering [0, n) in order, each with its work; empty: one unit an
   // iteration (the paper's model). Speeds are work per second, and cuts share the work.
