@@ -431,23 +431,23 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
   const std::vector<char> was_shared = std::exchange(m.core_shared, std::vector<char>(figs.size(), 0));
-  bool onset = false;
+  bool turned = false;
   double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
   bool every_period = true;
   for (std::size_t r = 0; r < figs.size(); ++r) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
     m.core_shared[r] = figs[r].core_shared;
-    onset = onset || (figs[r].core_shared && was_shared.size() == figs.size() && !was_shared[r]);
+    turned = turned || (was_shared.size() == figs.size() && figs[r].core_shared != (was_shared[r] != 0));
     period = std::max(period, figs[r].period);
     every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
   }
   watch_change(m, every_period ? period : 0);
   m.clock += period > 0 ? period : slowest;
-  if (onset) {
-    m.onsets.push_back(m.clock);
-    if (m.onsets.size() > kept_breaks) m.onsets.erase(m.onsets.begin());
+  if (turned) {
+    m.turns.push_back(m.clock);
+    if (m.turns.size() > kept_breaks) m.turns.erase(m.turns.begin());
   }
   if (m.skip > 0) {
     --m.skip;
@@ -566,9 +566,9 @@ double reaction_seconds(const SiteModel& m) {
 }
 
 // Whether another program comes and goes on the ranks' cores faster than changes follow it
-// (SiteModel::turning): the figures said the last kept_breaks times that one began to share
-// a rank's core each less than turning_reactions reactions after the one before, the last
-// of them that recently, where changes have measured to cost more than turning_change_cost
+// (SiteModel::turning): the figures said the last kept_breaks times that one began or ceased
+// to share a rank's core each less than turning_reactions reactions after the one before,
+// the last of them that recently, where changes have measured to cost more than turning_change_cost
 // times their pages' estimate (where they cost what their pages say, following short turns
 // pays: dsm-lbsim's modelled ranks). Imbalances are no measure of it: noise inside a turn of
 // seconds began them close together, and equal blocks came back while the load was on.
@@ -576,19 +576,20 @@ double reaction_seconds(const SiteModel& m) {
 // right one then too), until a rank has run that long without its core to itself: a load
 // that stayed, followed again from a fresh count.
 void update_turning(SiteModel& m) {
-  if (m.onsets.size() < kept_breaks) return;
+  if (m.turns.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
   if (!m.turning) {
-    bool short_turns = m.clock - m.onsets.back() < followed;
-    for (std::size_t k = 1; k < m.onsets.size(); ++k)
-      short_turns = short_turns && m.onsets[k] - m.onsets[k - 1] < followed;
+    bool short_turns = m.clock - m.turns.back() < followed;
+    for (std::size_t k = 1; k < m.turns.size(); ++k)
+      short_turns = short_turns && m.turns[k] - m.turns[k - 1] < followed;
     m.turning = short_turns && change_cost_factor(m) > turning_change_cost;
-    // It has turned since the first of those onsets.
+    // It has turned since the first of those turns.
     const double period = mean_period(m);
-    m.turning_since = m.executions - (period > 0 ? std::lround((m.clock - m.onsets.front()) / period) : 0);
+    m.turning_since = m.executions - (period > 0 ? std::lround((m.clock - m.turns.front()) / period) : 0);
   } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
-    m.onsets.clear();
+    m.turns.clear();
+    m.breaks.clear();  // the turns', which would hold the change back as soon undone
   }
 }
 

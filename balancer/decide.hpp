@@ -28,9 +28,9 @@ inline constexpr int change_watch = 4;
 // hundreds of them.
 inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
 
-// A load that turns (another program begins to share a rank's core) at intervals shorter
-// than this many times the balancer's reaction (decide.cpp, reaction_seconds) is not
-// followed: each turn would run most of its time on the last turn's split, and pay the
+// A load that turns (another program begins or ceases to share a rank's core) at intervals
+// shorter than this many times the balancer's reaction (decide.cpp, reaction_seconds) is
+// not followed: each turn would run most of its time on the last turn's split, and pay the
 // pages of two changes.
 inline constexpr double turning_reactions = 4;
 // ... where changes have measured to cost more than this many times their pages' estimate
@@ -39,7 +39,7 @@ inline constexpr double turning_change_cost = 2;
 
 // Executions whose rates give a rank's speed with its core its own (SiteModel::own_speed),
 // and the share of its time in its ranges that its thread must have run for one to count.
-inline constexpr std::size_t own_window = 8 * rate_window;
+inline constexpr std::size_t own_window = 32 * rate_window;
 inline constexpr double own_cpu_share = 0.9;
 
 // Page cost assumed until the runtime has measured one (seconds).
@@ -115,12 +115,12 @@ struct SiteModel {
   std::vector<std::vector<double>> own_recent;
   std::vector<double> own_speed;
   std::vector<double> own_clock;  // `clock` at each rank's last such execution
-  // `clock` when the figures last said another program began to share some rank's core (at
-  // most kept_breaks): the load's own turns, which imbalances of noise inside a long turn
-  // do not add to.
-  std::vector<double> onsets;
+  // `clock` when the figures last said another program began or ceased to share some
+  // rank's core (at most kept_breaks): the load's own turns, which imbalances of noise
+  // inside a long turn do not add to.
+  std::vector<double> turns;
   bool turning = false;  // such a load comes and goes (decide.cpp, update_turning)
-  long turning_since = 0;  // execution of the first onset it was found from
+  long turning_since = 0;  // execution of the first turn it was found from
   // What iterations cost relative to each other where the runtime can tell (a CSR row by its
   // nonzeros): pieces covering [0, n) in order, each with its work; empty: one unit an
   // iteration (the paper's model). Speeds are work per second, and cuts share the work.

@@ -59,13 +59,25 @@ timed_run() {
   echo "$t"
 }
 
-# run_pair A B ROUND PROGRAM [ARGS...]: the times under policies A and B, A's first; the two
-# run in an order that alternates with ROUND, so that neither always runs first.
+# onoff_run POLICY PROGRAM [ARGS...]: timed_run under an on/off load of `period` seconds on
+# core 1 started with the run: every run meets the load at the same phase (one load for two
+# runs put one at each phase, and their ratio swung by a fifth either way).
+onoff_run() {
+  install_traps
+  load_start 1 --period "$period"
+  timed_run "$@"
+  load_stop
+}
+
+# run_pair A B ROUND PROGRAM [ARGS...]: the times under policies A and B, A's first, each run
+# by `runner` (timed_run); the two run in an order that alternates with ROUND, so that
+# neither always runs first.
+runner=timed_run
 run_pair() {
   local a=$1 b=$2 round=$3 ta tb
   shift 3
-  if ((round % 2)); then tb=$(timed_run "$b" "$@"); ta=$(timed_run "$a" "$@")
-  else ta=$(timed_run "$a" "$@"); tb=$(timed_run "$b" "$@"); fi
+  if ((round % 2)); then tb=$($runner "$b" "$@"); ta=$($runner "$a" "$@")
+  else ta=$($runner "$a" "$@"); tb=$($runner "$b" "$@"); fi
   echo "$ta $tb"
 }
 
@@ -144,10 +156,8 @@ for app in "${apps[@]}"; do
   for period in "${periods[@]}"; do
     rows=()
     for ((r = 0; r < reps; r++)); do
-      load_start 1 --period "$period"
       # shellcheck disable=SC2086
-      rows+=("$(run_pair "$policy" static "$r" "$prog" ${onoff_args[$app]})")
-      load_stop
+      rows+=("$(runner=onoff_run run_pair "$policy" static "$r" "$prog" ${onoff_args[$app]})")
     done
     # shellcheck disable=SC2016
     awk -v app="$app" -v p="$period" -v s="$(col 2)" -v b="$(col 1)" -v r="$(per_round '$1 / $2')" \
