@@ -568,13 +568,13 @@ double reaction_seconds(const SiteModel& m) {
 // Whether another program comes and goes on the ranks' cores faster than changes follow it
 // (SiteModel::turning): the figures said the last kept_breaks times that one began or ceased
 // to share a rank's core each less than turning_reactions reactions after the one before,
-// the last of them that recently, where changes have measured to cost more than turning_change_cost
-// times their pages' estimate (where they cost what their pages say, following short turns
-// pays: dsm-lbsim's modelled ranks). Imbalances are no measure of it: noise inside a turn of
-// seconds began them close together, and equal blocks came back while the load was on.
-// The site stays turning while no load comes (the split at the ranks' own speeds is the
-// right one then too), until a rank has run that long without its core to itself: a load
-// that stayed, followed again from a fresh count.
+// the last of them that recently, where changes have measured to cost more than
+// turning_change_cost times their pages' estimate (where they cost what their pages say,
+// following short turns pays: dsm-lbsim's modelled ranks). Imbalances are no measure of it:
+// noise inside a turn of seconds began them close together, and equal blocks came back while
+// the load was on. The site stays turning while no load comes (the split at the ranks' own
+// speeds is the right one then too), until a rank has run that long without its core to
+// itself: a load that stayed, followed again from a fresh count.
 void update_turning(SiteModel& m) {
   if (m.turns.size() < kept_breaks) return;
   const double followed = turning_reactions * reaction_seconds(m);
