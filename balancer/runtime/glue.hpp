@@ -94,6 +94,7 @@ struct Site::State {
   // Glue::starts at the start of its last two executions (0: none), in the program's order.
   std::uint64_t started_at = 0, started_before = 0;
   double period = 0;                   // from the start of the execution before to `started`
+  double in_ranges = 0;                // this rank's wall time inside its ranges, every execution
 };
 
 namespace runtime {

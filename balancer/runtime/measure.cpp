@@ -149,6 +149,7 @@ void Plan::range_finished(std::size_t index) {
 }
 
 void Plan::publish() {
+  site_->state().in_ranges += std::accumulate(wall_.begin(), wall_.end(), 0.0);
   if (nprocs() <= 1) return;
   Glue& g = glue();
   const Site::State& st = site_->state();

@@ -102,8 +102,8 @@ void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<R
   }
 }
 
-// An object with one entry per loop site: executions, redistributions, iterations and pages moved, and each
-// rank's power, last times and final ranges; and one per pipelined nest.
+// An object with one entry per loop site: executions, redistributions, iterations and pages moved, this
+// rank's time in its ranges, and each rank's power, last times and final ranges; and one per pipelined nest.
 std::string stats_json() {
   std::string out = "{";
   bool first = true;
@@ -123,6 +123,9 @@ std::string stats_json() {
     for (const Inspection& in : st->inspections) inspections += in.made;
     if (inspections > 0) out += "\"inspections\": " + std::to_string(inspections) + ", ";
     if (!m.costs.empty()) out += "\"weighed\": \"nonzeros\", ";
+    char own[64];  // this rank's alone: the launcher puts every rank's together
+    std::snprintf(own, sizeof own, "\"in_ranges\": %.6f, ", st->in_ranges);
+    out += own;
     if (st->follows) {  // its ranks were never measured: the leader's powers decide
       out += "\"follows\": ";
       json_string(out, st->follows->name);

@@ -19,8 +19,11 @@ namespace {
 
 namespace pt = boost::property_tree;
 
-// One line per loop the balancer saw, then each rank's power and ranges in it.
-void print_sites(const pt::ptree& sites) {
+// Per loop, each rank's wall time inside its ranges over the run (seconds, as reported).
+using InRanges = std::map<std::string, std::map<std::size_t, double>>;
+
+// One line per loop the balancer saw, then each rank's power, ranges, and time in them.
+void print_sites(const pt::ptree& sites, const InRanges& in_ranges) {
   for (const auto& [name, site] : sites) {
     if (auto pipe = site.get_child_optional("pipeline")) {  // a pipelined nest: rank 0's grain
       std::printf("\n%s: %s sweeps, grain %s columns (rank 0), last sweep %s tiles, %s s computing, %s s waiting, "
@@ -45,7 +48,18 @@ void print_sites(const pt::ptree& sites) {
                 site.get_optional<std::string>("weighed") ? "; rows weighed by their nonzeros" : "",
                 inspections.empty() ? "" : ("; " + inspections + " inspections of its reads through index arrays").c_str(),
                 follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
-    if (auto per_rank = site.get_child_optional("ranks"))
+    const auto found = in_ranges.find(name);
+    const double executions = site.get("executions", 0.0);
+    // Rank r's time in the loop's ranges as `before`, the seconds, `what`, and per execution.
+    auto time_of = [&](std::size_t r, const char* before, const char* what) -> std::string {
+      if (found == in_ranges.end() || !found->second.count(r)) return "";
+      const double seconds = found->second.at(r);
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s%.4g s%s (%.4g ms an execution)", before, seconds, what,
+                    executions > 0 ? seconds / executions * 1e3 : 0.0);
+      return buf;
+    };
+    if (auto per_rank = site.get_child_optional("ranks"); per_rank && !per_rank->empty())
       for (const auto& [unused, rank] : *per_rank) {
         std::string ranges;
         if (auto rs = rank.get_child_optional("ranges"))
@@ -54,9 +68,13 @@ void print_sites(const pt::ptree& sites) {
             for (const auto& [unused3, x] : range) b.push_back(x.data());
             if (b.size() >= 2) ranges += " [" + b[0] + ", " + b[1] + ")";
           }
-        std::printf("  rank %s: power %s, ranges%s\n", rank.get("rank", "?").c_str(), rank.get("power", "?").c_str(),
-                    ranges.c_str());
+        const auto r = rank.get_optional<std::size_t>("rank");
+        std::printf("  rank %s: power %s, ranges%s%s\n", rank.get("rank", "?").c_str(), rank.get("power", "?").c_str(),
+                    ranges.c_str(), r ? time_of(*r, "; ", " in them").c_str() : "");
       }
+    else if (found != in_ranges.end())  // a job of one rank: nothing to balance, the time all the same
+      for (const auto& [r, unused] : found->second)
+        std::printf("  rank %zu: %s\n", r, time_of(r, "", " in its ranges").c_str());
   }
 }
 
@@ -67,6 +85,7 @@ struct Table {
   std::vector<std::map<std::string, std::string>> values;  // by rank
   std::vector<std::vector<std::string>> bytes_to;          // by sender, then by destination
   pt::ptree sites;  // every rank computes the same distribution: rank 0's figures tell it
+  InRanges in_ranges;  // ... but times in the ranges are each rank's own
 };
 
 // The table of bytes sent to each rank has a row per rank as well as a column: beyond this
@@ -94,7 +113,11 @@ Table read_reports(const std::vector<std::string>& reports) {
       }
     if (auto bytes = tree.get_child_optional("sent_to.bytes"))
       for (const auto& [unused, b] : *bytes) t.bytes_to[r].push_back(b.data());
-    if (auto balancer = tree.get_child_optional("sections.balancer"); balancer && r == 0) t.sites = *balancer;
+    if (auto balancer = tree.get_child_optional("sections.balancer")) {
+      if (r == 0) t.sites = *balancer;
+      for (const auto& [name, site] : *balancer)
+        if (auto seconds = site.get_optional<double>("in_ranges")) t.in_ranges[name][r] = *seconds;
+    }
   }
   return t;
 }
@@ -132,7 +155,7 @@ void print_table(const Table& t) {
     std::printf("\n");
   }
   print_bytes_to(t);
-  print_sites(t.sites);
+  print_sites(t.sites, t.in_ranges);
 }
 
 bool write_json(const std::vector<std::string>& reports, const std::string& path) {
