@@ -133,10 +133,14 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
   return cuts;
 }
 
-void record_break(SiteModel& m, long execution) {
-  m.breaks.push_back(execution);
-  if (m.breaks.size() > kept_breaks) m.breaks.erase(m.breaks.begin());
+// Appends `v` to `last`, which keeps the last kept_breaks values.
+template <class T>
+void keep_last(std::vector<T>& last, T v) {
+  last.push_back(v);
+  if (last.size() > kept_breaks) last.erase(last.begin());
 }
+
+void record_break(SiteModel& m, long execution) { keep_last(m.breaks, execution); }
 
 // Siegell's thesis (section 5.6.2): executions over which the saving of a change accrues, the time the
 // system is expected to stay as it is. One that has stayed as it is for E executions (since
@@ -430,25 +434,24 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     if (figs[r].wall.size() != m.assign[r].size() || figs[r].cpu.size() != m.assign[r].size()) return;
   m.last_wall.assign(figs.size(), 0);
   m.last_cpu.assign(figs.size(), 0);
-  const std::vector<char> was_shared = std::exchange(m.core_shared, std::vector<char>(figs.size(), 0));
+  // A rank's core shared where it was not in the last figures, or the reverse: a turn.
+  const bool seen = m.core_shared.size() == figs.size();
+  if (!seen) m.core_shared.assign(figs.size(), 0);
   bool turned = false;
   double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
   bool every_period = true;
   for (std::size_t r = 0; r < figs.size(); ++r) {
     m.last_wall[r] = std::accumulate(figs[r].wall.begin(), figs[r].wall.end(), 0.0);
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
+    turned = turned || (seen && figs[r].core_shared != (m.core_shared[r] != 0));
     m.core_shared[r] = figs[r].core_shared;
-    turned = turned || (was_shared.size() == figs.size() && figs[r].core_shared != (was_shared[r] != 0));
     period = std::max(period, figs[r].period);
     every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
   }
   watch_change(m, every_period ? period : 0);
   m.clock += period > 0 ? period : slowest;
-  if (turned) {
-    m.turns.push_back(m.clock);
-    if (m.turns.size() > kept_breaks) m.turns.erase(m.turns.begin());
-  }
+  if (turned) keep_last(m.turns, m.clock);
   if (m.skip > 0) {
     --m.skip;
     return;
@@ -583,9 +586,10 @@ void update_turning(SiteModel& m) {
     for (std::size_t k = 1; k < m.turns.size(); ++k)
       short_turns = short_turns && m.turns[k] - m.turns[k - 1] < followed;
     m.turning = short_turns && change_cost_factor(m) > turning_change_cost;
-    // It has turned since the first of those turns.
-    const double period = mean_period(m);
-    m.turning_since = m.executions - (period > 0 ? std::lround((m.clock - m.turns.front()) / period) : 0);
+    if (m.turning) {  // it has turned since the first of those turns
+      const double period = mean_period(m);
+      m.turning_since = m.executions - (period > 0 ? std::lround((m.clock - m.turns.front()) / period) : 0);
+    }
   } else if (m.clock - *std::min_element(m.own_clock.begin(), m.own_clock.end()) > followed) {
     m.turning = false;
     m.turns.clear();
