@@ -870,6 +870,14 @@ void set_costs(SiteModel& m, std::vector<std::pair<Span, double>> costs) {
   else if (!m.new_costs || costs != *m.new_costs) m.new_costs = std::move(costs);
 }
 
+void adopt_ran(SiteModel& m, Assignment ran) {
+  if (ran.size() != m.assign.size()) return;
+  for (auto& spans : ran) normalize(spans);
+  if (ran == m.assign) return;
+  m.assign = std::move(ran);
+  reset_window(m);
+}
+
 double change_cost_factor(const SiteModel& m) { return m.change_costs.empty() ? 1.0 : median(m.change_costs); }
 
 std::vector<double> relative_power(const SiteModel& m) {

@@ -158,6 +158,13 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
 // powers once they are measured: the work moved, not the ranks' speeds.
 void set_costs(SiteModel& m, std::vector<std::pair<Span, double>> costs);
 
+// Spans each rank ran where work was taken inside the execution (a rank that ran out took
+// iterations from another's tail): they become the site's spans, so that the pages stay
+// with the rank that wrote them last and what was taken is not taken again; the figures of
+// the next call describe them. A split learnt from what ran, as affinity scheduling keeps
+// a processor's last iterations (Markatos and LeBlanc).
+void adopt_ran(SiteModel& m, Assignment ran);
+
 // Measured cost of a change over its page estimate (median of the last few; 1 before any).
 double change_cost_factor(const SiteModel& m);
 

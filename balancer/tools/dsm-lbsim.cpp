@@ -1,6 +1,7 @@
 // dsm-lbsim: compares the balancing policies on modelled ranks (see balancer/sim.hpp).
-//   dsm-lbsim --ranks 8,64,1024 --load constant,onoff
-// prints, per rank count and load, each policy's efficiency against the ideal.
+//   dsm-lbsim --ranks 8,64,1024 --load constant,onoff [--take]
+// prints, per rank count and load, each policy's efficiency against the ideal (with --take,
+// each policy also with work taken inside executions, as POLICY+take).
 #include "sim.hpp"
 
 #include "cli.hpp"
@@ -32,6 +33,11 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", c.options.warmup, "executions before the first change")->check(CLI::Range(0, 1 << 20));
   app.add_option("--threshold", c.options.threshold, "imbalance tolerated")->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", c.seed, "random seed");
+  bool take = false;
+  app.add_flag("--take", take, "also run each policy with work taken inside executions (POLICY+take)");
+  app.add_option("--take-seconds", c.take_seconds, "cost of one take besides its pages")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   dsm::cli::parse_or_exit(app, argc, argv);
   try {
     // Every argument is checked before the table starts.
@@ -40,18 +46,23 @@ int main(int argc, char** argv) {
     for (const auto& l : loads) parse_load(l);
     if (c.iterations < *std::max_element(ranks.begin(), ranks.end()))
       throw std::invalid_argument("--iterations must be at least the largest rank count");
-    std::printf("%-6s %-9s %-9s %10s %8s %12s %10s\n", "ranks", "load", "policy", "efficiency", "changes",
-                "iters_moved", "pages_moved");
+    std::printf("%-6s %-9s %-14s %10s %8s %12s %10s %8s %12s\n", "ranks", "load", "policy", "efficiency", "changes",
+                "iters_moved", "pages_moved", "takes", "iters_taken");
     for (const auto& l : loads)
       for (int r : ranks) {
         c.load = parse_load(l);
         c.ranks = r;
-        for (Policy p : chosen) {
-          const SimResult res = simulate(c, p);
-          std::printf("%-6d %-9s %-9s %10.3f %8ld %12ld %10ld\n", r, l.c_str(), policy_name(p), res.efficiency,
-                      res.redistributions, res.iterations_moved, res.pages_moved);
-          std::fflush(stdout);
-        }
+        for (Policy p : chosen)
+          for (bool taking : {false, true}) {
+            if (taking && !take) continue;
+            c.take = taking;
+            const SimResult res = simulate(c, p);
+            const std::string name = std::string(policy_name(p)) + (taking ? "+take" : "");
+            std::printf("%-6d %-9s %-14s %10.3f %8ld %12ld %10ld %8ld %12ld\n", r, l.c_str(), name.c_str(),
+                        res.efficiency, res.redistributions, res.iterations_moved, res.pages_moved, res.takes,
+                        res.iterations_taken);
+            std::fflush(stdout);
+          }
       }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsm-lbsim: %s\n", e.what());
