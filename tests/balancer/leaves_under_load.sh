@@ -6,6 +6,7 @@
 # product is exact (lb_rows checks it).
 set -uo pipefail
 dsmrun=$1 load=$2 prog=$3
+"$(dirname "$0")/skip_if_busy.sh" || exit $?
 dir=$(mktemp -d)
 "$load" --core 1 --seconds 2 &
 load_pid=$!

@@ -6,6 +6,7 @@
 # checksum is the sequential one (SEQ).
 set -uo pipefail
 dsmrun=$1 load=$2 seq=$3 hand=$4 seconds=$5
+"$(dirname "$0")/skip_if_busy.sh" || exit $?
 args=(--n 1200 --iters 800)
 want=$("$seq" "${args[@]}" | awk '$1 == "checksum" {print $2}')
 "$load" --core 1 --seconds "$seconds" &
