@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "mem/diff.hpp"
+#include "mem/page_copy.hpp"
 #include "proto/state.hpp"
 #include "runtime/stats.hpp"
 
@@ -121,12 +122,13 @@ std::vector<Notice> needed_changes(std::uint32_t page) {
   }
 }
 
-void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data) {
+void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data, bool streaming) {
   auto& c = stats::counters();
   state().heap.pages[page].zero = false;
   if (n.whole) {
     if (data.size() != mem::page_size) fatal("whole page %u from rank %u has %zu bytes", page, n.proc, data.size());
-    std::memcpy(alias_page(page), data.data(), mem::page_size);
+    if (streaming) mem::copy_page_streaming(alias_page(page), data.data(), mem::page_size);
+    else std::memcpy(alias_page(page), data.data(), mem::page_size);
   } else if (!mem::diff_apply(data, alias_page(page), mem::page_size)) {
     fatal("malformed diff for page %u from rank %u", page, n.proc);
   }

@@ -42,6 +42,8 @@ void put_change(codec::Writer& w, OwnChange c);
 // The changes a page still needs, in application order. With a whole page among them,
 // this rank's own concurrent changes must be applied again after it.
 std::vector<Notice> needed_changes(std::uint32_t page);
-void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data);
+// Applies one change to the page in the runtime's view. `streaming`: a whole page is copied
+// past the cache (mem/page_copy.hpp; the caller fences before publishing the page).
+void apply_change(std::uint32_t page, const Notice& n, std::span<const std::byte> data, bool streaming = false);
 
 }  // namespace dsm::proto

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "mem/page_copy.hpp"
 #include "proto/codec.hpp"
 #include "proto/diffs.hpp"
 #include "proto/dispatch.hpp"
@@ -22,6 +23,9 @@ namespace {
 constexpr std::size_t pipelined_requests = 4;
 // ... but no request smaller than this, where a round trip costs more than the copies.
 constexpr std::size_t min_request_items = 32;
+// A fetch of this many pages or more (twice a core's L2 here) copies whole pages past the
+// cache: the loop reads them long after the copy has pushed them out.
+constexpr std::size_t streaming_pages = 512;
 
 // One change a page needs, in application order.
 struct Want {
@@ -44,7 +48,8 @@ struct PagePlan {
 class Fetch {
  public:
   Fetch(std::vector<PagePlan> plans, bool collecting, std::span<const std::uint32_t> to_open)
-      : plans_(std::move(plans)), collecting_(collecting), to_open_(to_open) {}
+      : plans_(std::move(plans)), collecting_(collecting), streaming_(plans_.size() >= streaming_pages),
+        to_open_(to_open) {}
 
   PagePlan* find(std::uint32_t page) {
     auto it = std::lower_bound(plans_.begin(), plans_.end(), page,
@@ -59,6 +64,7 @@ class Fetch {
       std::lock_guard lk(state().mu);
       for (auto& p : plans_)
         if (p.missing == 0) finish(p, done);
+      if (streaming_) mem::stream_fence();
     }
     close_read(done);
   }
@@ -78,6 +84,7 @@ class Fetch {
       } catch (const codec::DecodeError& e) {
         fatal("malformed diff reply from rank %d: %s", r.src, e.what());
       }
+      if (streaming_) mem::stream_fence();  // before the pages are valid and the reply's buffer goes
     }
     release_if_unused(slot);
     stats::counters().pages_fetched.fetch_add(done.size(), std::memory_order_relaxed);
@@ -112,7 +119,7 @@ class Fetch {
         if (bytes.size() != mem::page_size) throw codec::DecodeError("a whole copy that is not a page");
         if (p->done) continue;  // another writer's copy came first: every valid copy is the same
         // A valid copy at a collection holds every change there is.
-        apply_change(page, {src, 0, true}, bytes);
+        apply_change(page, {src, 0, true}, bytes, streaming_);
         finish(*p, done, false);
         continue;
       }
@@ -140,7 +147,7 @@ class Fetch {
     auto& s = state();
     // An interval's end is applied as the whole page it is.
     if (apply)
-      for (const Want& w : p.wants) apply_change(p.page, {w.n.proc, w.n.idx, w.n.whole || w.end_copy}, w.data);
+      for (const Want& w : p.wants) apply_change(p.page, {w.n.proc, w.n.idx, w.n.whole || w.end_copy}, w.data, streaming_);
     p.done = true;
     for (const Want& w : p.wants)
       if (w.got && w.reply >= 0 && --refs_[std::size_t(w.reply)] == 0) to_release_.push_back(w.reply);
@@ -169,6 +176,7 @@ class Fetch {
 
   std::vector<PagePlan> plans_;  // by page
   bool collecting_;
+  bool streaming_;
   std::span<const std::uint32_t> to_open_;
   std::vector<Reply> replies_;
   std::vector<std::uint32_t> refs_;  // per reply: changes taken from it not yet applied
