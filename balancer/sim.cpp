@@ -112,6 +112,9 @@ ExecutionRun run_execution(const SimConfig& c, const Geometry& g, const Assignme
   std::vector<std::deque<Piece>> queue(nranks);
   std::vector<long> chunk(nranks);
   const long page_it = page_iterations(c);
+  // Pages a taker fetches per second of work it takes (the written array's, at the mean cost).
+  const double pages_per_work = static_cast<double>(c.row_bytes) / page_bytes /
+                                (work_of(c, 0, c.iterations) / static_cast<double>(c.iterations));
   for (std::size_t r = 0; r < nranks; ++r) {
     long block = 0;
     for (std::size_t i = 0; i < a[r].size(); ++i) {
@@ -159,7 +162,6 @@ ExecutionRun run_execution(const SimConfig& c, const Geometry& g, const Assignme
     double left = 0;
     for (const Piece& p : vq) left += work_of(c, p.s.begin, p.s.end);
     const double victim_per_work = (v_end - busy_until[v]) / left;
-    const double pages_per_work = static_cast<double>(c.row_bytes) / page_bytes / (work_of(c, 0, c.iterations) / static_cast<double>(c.iterations));
     const double taker_per_work = 1 / share[r] + c.page_seconds * pages_per_work;
     const double keep = std::clamp((t + c.take_seconds + left * taker_per_work - busy_until[v]) / (victim_per_work + taker_per_work), 0.0, left);
     // Whole pieces from the back, then the tail of the next one, cut at a page boundary.
@@ -197,6 +199,31 @@ ExecutionRun run_execution(const SimConfig& c, const Geometry& g, const Assignme
   }
   return run;
 }
+
+namespace {
+
+// What each rank ran, its chunks merged into spans, and `figs` made the figures of those
+// spans: with work taken, what ran becomes the split.
+Assignment ran_spans(const ExecutionRun& run, const std::vector<double>& share, std::vector<RankFigures>& figs) {
+  Assignment ran(run.ran.size());
+  for (std::size_t k = 0; k < run.ran.size(); ++k) {
+    std::vector<std::pair<Span, double>> pieces;
+    for (std::size_t i = 0; i < run.ran[k].size(); ++i) pieces.emplace_back(run.ran[k][i], run.ran_seconds[k][i]);
+    std::sort(pieces.begin(), pieces.end(), [](const auto& x, const auto& y) { return x.first.begin < y.first.begin; });
+    figs[k].wall.clear();
+    figs[k].cpu.clear();
+    for (const auto& [s, secs] : pieces) {
+      const bool joins = !ran[k].empty() && ran[k].back().end == s.begin;
+      if (joins) ran[k].back().end = s.end;
+      else ran[k].push_back(s), figs[k].wall.push_back(0), figs[k].cpu.push_back(0);
+      figs[k].wall.back() += secs;
+      figs[k].cpu.back() += secs * share[k];
+    }
+  }
+  return ran;
+}
+
+}  // namespace
 
 Load parse_load(const std::string& name) {
   if (name == "none") return Load::none;
@@ -240,31 +267,7 @@ SimResult simulate(const SimConfig& c, Policy policy) {
     const ExecutionRun run = run_execution(c, g, a, share, span_seconds);
     takes += run.takes;
     taken += run.iterations_taken;
-    if (run.takes > 0) {
-      // What ran becomes the split, and its figures those of the spans that ran.
-      Assignment ran(static_cast<std::size_t>(c.ranks));
-      for (int r = 0; r < c.ranks; ++r) {
-        const auto k = static_cast<std::size_t>(r);
-        std::vector<std::pair<Span, double>> pieces;
-        for (std::size_t i = 0; i < run.ran[k].size(); ++i) pieces.emplace_back(run.ran[k][i], run.ran_seconds[k][i]);
-        std::sort(pieces.begin(), pieces.end(), [](const auto& x, const auto& y) { return x.first.begin < y.first.begin; });
-        figs[k].wall.clear();
-        figs[k].cpu.clear();
-        for (const auto& [s, secs] : pieces) {
-          if (s.size() <= 0) continue;
-          if (!ran[k].empty() && ran[k].back().end == s.begin) {
-            ran[k].back().end = s.end;
-            figs[k].wall.back() += secs;
-            figs[k].cpu.back() += secs * share[k];
-          } else {
-            ran[k].push_back(s);
-            figs[k].wall.push_back(secs);
-            figs[k].cpu.push_back(secs * share[k]);
-          }
-        }
-      }
-      adopt_ran(m, std::move(ran));
-    }
+    if (run.takes > 0) adopt_ran(m, ran_spans(run, share, figs));
     for (int r = 0; r < c.ranks; ++r)
       for (const Span& s : run.ran[static_cast<std::size_t>(r)])
         std::fill(holders.begin() + g.pages(0, s.begin).first, holders.begin() + g.pages(0, s.end - 1).last + 1, r);
