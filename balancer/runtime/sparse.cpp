@@ -1,7 +1,9 @@
-// The reads of sparse loops through an index array (through sections): before an
-// execution, this rank fetches in bulk the pages of the array its ranges read. Which pages
-// those are, the inspector finds by reading the index array over the positions the ranges
-// visit (a CSR row's, for a span); it keeps them for the executions that follow,
+// The reads of sparse loops: before an execution, this rank fetches in bulk the elements of
+// the CSR rows its ranges visit (span sections: from the row starts, which are read
+// sections of the loop and fetched with them) and then the pages of an array its ranges read
+// through an index array (through sections). Which pages those are, the inspector finds by
+// reading the index array over the positions the ranges visit (a CSR row's, for a span),
+// once its elements are here; it keeps them for the executions that follow,
 // as long as the ranges are the same and neither the index array nor the row bounds changed
 // on this rank (write notices, own writes). Faults still serve whatever it misses, so a
 // stale or wrong answer costs time, never a result.
@@ -52,12 +54,12 @@ Hull hull_of(const Section& s, const Range& r) {
   return {std::min(s.coef * r.lb, s.coef * i1), std::max(s.coef * r.lb, s.coef * i1)};
 }
 
-// Positions [first, last) of s's index array that the iterations of `r` visit. A CSR row's
-// bounds grow with the row; where they do not, the hull is wrong and the faults make up
-// for it.
+// Positions [first, last) that the iterations of `r` visit, in s's index array or, for a
+// span, in its own array. A CSR row's bounds grow with the row; where they do not, the hull
+// is wrong and the faults make up for it.
 Positions positions(const Section& s, const Range& r) {
   const auto [a, b] = hull_of(s, r);
-  const Positions allowed = entries_of(s.index, s.index_type & 0x1f);
+  const Positions allowed = s.index ? entries_of(s.index, s.index_type & 0x1f) : entries_of(s.base, s.elem_size);
   if (!s.bounds) return clamp({a + s.lo + s.offset, b + s.hi + 1 + s.offset}, allowed);
   const Positions rows = entries_of(s.bounds, s.bounds_type & 0x1f);
   if (a + s.lo < rows.first || b + s.hi >= rows.last) return {};
@@ -146,16 +148,26 @@ bool rows_inside(const Section& s, long lb, long step, long n, long& first, long
   return first >= rows.first && last < rows.last;
 }
 
+// Where the bound that cell j of `c` starts at lies (j = c.cells: where the last one ends).
+const void* cell_bound(const RowCosts& c, long j, std::size_t size) {
+  return reinterpret_cast<const void*>(address(c.bounds) + (c.first + c.n * j / c.cells * c.stride) * static_cast<long>(size));
+}
+
 // Whether the bounds read for `c` may have changed here since.
 bool bounds_changed(const RowCosts& c, std::uint8_t type) {
   const std::size_t size = type & 0x1f;
-  for (long j = 0; j <= c.cells; ++j) {
-    const long k = c.n * j / c.cells;
-    if (detail::changed_since(reinterpret_cast<const void*>(address(c.bounds) + (c.first + k * c.stride) * static_cast<long>(size)),
-                              size, c.epoch))
-      return true;
-  }
+  for (long j = 0; j <= c.cells; ++j)
+    if (detail::changed_since(cell_bound(c, j, size), size, c.epoch)) return true;
   return false;
+}
+
+// The cells' bounds lie a page or more apart in a large matrix, each on a page another rank
+// may have written: fetched together, in one request per writer, rather than a fault each.
+void fetch_bounds(const RowCosts& c, std::uint8_t type) {
+  const std::size_t size = type & 0x1f;
+  std::vector<detail::ByteRun> runs;
+  for (long j = 0; j <= c.cells; ++j) runs.push_back({cell_bound(c, j, size), size});
+  detail::prefetch_runs(runs, {});
 }
 
 }  // namespace
@@ -178,6 +190,7 @@ std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const 
       !bounds_changed(c, s->bounds_type))
     return c.pieces;
   c = {s->bounds, first, stride, n, cells, detail::barrier_count(), {}};
+  fetch_bounds(c, s->bounds_type);
   long before = integer_at(s->bounds, first, s->bounds_type);
   for (long j = 0; j < cells; ++j) {
     const long begin = n * j / cells, end = n * (j + 1) / cells;
@@ -194,9 +207,20 @@ std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const 
 
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine) {
   if (nprocs() == 1) return;
+  std::vector<detail::ByteRun> spans;
+  for (const Section& s : accesses) {
+    if (!s.bounds || s.index) continue;
+    for (const Range& r : mine) {
+      const Positions p = positions(s, r);
+      if (p.last > p.first)
+        spans.push_back({reinterpret_cast<const void*>(address(s.base) + p.first * static_cast<std::int64_t>(s.elem_size)),
+                         static_cast<std::size_t>(p.last - p.first) * s.elem_size});
+    }
+  }
+  if (!spans.empty()) detail::prefetch_runs(spans, {});
   for (std::size_t k = 0; k < accesses.size(); ++k) {
     const Section& s = accesses[k];
-    if (!s.index) continue;  // a span's own elements: the faults bring them faster
+    if (!s.index) continue;
     auto in = std::find_if(st.inspections.begin(), st.inspections.end(), [&](const Inspection& i) { return i.section == k; });
     if (in == st.inspections.end()) {
       st.inspections.emplace_back();
