@@ -89,6 +89,7 @@ struct Site::State {
   // at every time step, and the sweep take it back).
   std::map<std::uint64_t, runtime::Member> group;
   std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
+  std::vector<Range> spans_fetched;              // this rank's ranges when it last fetched its CSR rows
   runtime::RowCosts row_costs;                   // of its iterations, over CSR rows
   double started = 0;                  // wtime() at the start of the last execution
   // Glue::starts at the start of its last two executions (0: none), in the program's order.

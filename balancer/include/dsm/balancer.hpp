@@ -118,6 +118,7 @@ struct Range {
   long lb;
   long ub;
   long step;
+  bool operator==(const Range&) const = default;
 };
 
 enum class Policy { static_blocks, shift, multi, locality, fgdls, automatic };
