@@ -548,6 +548,100 @@ bool core_shared(const SiteModel& m, int r) {
   return static_cast<std::size_t>(r) < m.core_shared.size() && m.core_shared[static_cast<std::size_t>(r)];
 }
 
+// The solo watch (SiteModel::Solo): an execution's figures give the slowest rank's period and
+// the work of every rank over it. Nothing where a rank sent no period, or none measured its
+// work (a program whose ranks measure no CPU).
+void watch_solo(SiteModel& m, const std::vector<RankFigures>& figs) {
+  using Stage = SiteModel::Solo::Stage;
+  double period = 0, work = 0;
+  for (const RankFigures& f : figs) {
+    if (f.period <= 0) return;
+    period = std::max(period, f.period);
+    work += f.step_cpu;
+  }
+  SiteModel::Solo& s = m.solo;
+  if (work <= 0 || s.stage == Stage::alone) return;
+  if (s.stage == Stage::trying) {
+    if (m.executions - s.since >= solo_lag) s.tried.push_back(period);
+    return;
+  }
+  s.periods.push_back(period);
+  s.work.push_back(work);
+  if (s.periods.size() > rate_window) {
+    s.periods.erase(s.periods.begin());
+    s.work.erase(s.work.begin());
+  }
+}
+
+// The rank with the most iterations in `a` (the lowest of equals): its pages stay.
+int busiest_rank(const Assignment& a) {
+  std::size_t best = 0;
+  long most = -1;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    long its = 0;
+    for (const Span& sp : a[r]) its += sp.end - sp.begin;
+    if (its > most) most = its, best = r;
+  }
+  return static_cast<int>(best);
+}
+
+// Where the solo trial stands for this execution of n iterations: true when it gave the
+// spans (the loop runs on one rank, on trial or for good), false when the split decides.
+// A loop goes on trial when the split's periods cost more than solo_ratio times all the
+// ranks' work in them; it stays on one rank if that measured faster by solo_gain, and goes
+// back to a split when it did not, or when another program comes to share that rank's core.
+bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
+  using Stage = SiteModel::Solo::Stage;
+  SiteModel::Solo& s = m.solo;
+  if (!m.opt.solo || m.opt.policy == Policy::static_blocks || fixed(m) || nranks < 2) return false;
+  const auto run_alone = [&](Verdict v) {
+    if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
+    m.n = n, m.lb = g.lb, m.step = g.step;
+    m.assign.assign(static_cast<std::size_t>(nranks), {});
+    if (n > 0) m.assign[static_cast<std::size_t>(s.rank)].push_back({0, n});
+    m.verdict = v;
+    return true;
+  };
+  const auto back_to_split = [&] {
+    s = {Stage::split, s.rank, m.executions, s.failures + 1, {}, {}, {}};
+    const std::vector<double> power = normalized(usable_speeds(m));
+    m.n = n, m.lb = g.lb, m.step = g.step;
+    m.assign = blocks(m, n, nranks, m.observed >= m.opt.warmup ? &power : nullptr, g);
+    reset_window(m);
+    m.skip = 1;
+    ++m.redistributions;
+    m.verdict = Verdict::changed;
+    return true;
+  };
+  switch (s.stage) {
+    case Stage::split:
+      if (m.executions - s.since < solo_retry << std::min(s.failures - 1, 10)) return false;
+      [[fallthrough]];
+    case Stage::watching:
+      if (m.observed < m.opt.warmup || s.periods.size() < rate_window || median(s.periods) <= solo_ratio * median(s.work))
+        return false;
+      s.stage = Stage::trying;
+      s.since = m.executions;
+      s.tried.clear();
+      s.rank = busiest_rank(m.assign);
+      ++m.redistributions;
+      return run_alone(Verdict::trying);
+    case Stage::trying: {
+      const double split = median(s.periods);
+      // A trial far slower than the split needs no more periods to be judged.
+      const bool losing = !s.tried.empty() && s.tried.back() > solo_losing * split;
+      if (!losing && s.tried.size() < solo_trial) return run_alone(Verdict::trying);
+      if (losing || median(s.tried) >= solo_gain * split) return back_to_split();
+      s.stage = Stage::alone;
+      s.since = m.executions;
+      return run_alone(Verdict::alone);
+    }
+    case Stage::alone:
+      return core_shared(m, s.rank) ? back_to_split() : run_alone(Verdict::alone);
+  }
+  return false;
+}
+
 // Consecutive executions out of balance a change needs (`settle`; four times that after the
 // first change: rates are means over overlapping windows, so consecutive ones are not
 // independent evidence).
@@ -815,6 +909,8 @@ const char* verdict_name(Verdict v) {
     case Verdict::dear: return "kept: its pages cost more than it saves";
     case Verdict::turning: return "kept at the ranks' own speeds: the load turns faster than a change follows";
     case Verdict::changed: return "changed";
+    case Verdict::trying: return "on trial on one rank alone";
+    case Verdict::alone: return "one rank alone: faster than the split";
   }
   return "?";
 }
@@ -833,7 +929,11 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     return m.assign;
   }
   // The figures describe the spans that ran, whatever the bounds are now.
-  if (figures) observe(m, *figures);
+  if (figures) {
+    watch_solo(m, *figures);
+    observe(m, *figures);
+  }
+  if (solo(m, n, nranks, g)) return m.assign;
   if (n != m.n || m.new_costs) {
     // New bounds, as every step of a factorization gives (i from k + 1), or new costs (a new
     // matrix): what the ranks' speeds say carries over, measured in work of the same loop

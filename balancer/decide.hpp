@@ -45,6 +45,19 @@ inline constexpr double own_cpu_share = 0.9;
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
+// One rank alone (SiteModel::Solo): tried where the median period of the split is more than
+// solo_ratio times the work all ranks did in it, judged over solo_trial periods after
+// solo_lag executions (the figures come two late, then the first execution fetches the
+// pages), kept where their median is below solo_gain of the split's, given up at once on a
+// period above solo_losing times the split's; a trial that lost comes again after
+// solo_retry executions, twice as many after each loss.
+inline constexpr double solo_ratio = 2;
+inline constexpr std::size_t solo_trial = 6;
+inline constexpr long solo_lag = 3;
+inline constexpr double solo_gain = 0.8;
+inline constexpr double solo_losing = 4;
+inline constexpr long solo_retry = 512;
+
 // What the last execution's decision came to, for DSM_LB_TRACE=2.
 enum class Verdict {
   idle,      // nothing to decide: static, new bounds, no figures yet, or a loop of few pages
@@ -56,6 +69,8 @@ enum class Verdict {
   dear,      // its pages cost more than it saves over the horizon (cost/benefit)
   turning,   // a load turns faster than changes follow it: the split stays at the ranks' own speeds
   changed,
+  trying,    // one rank runs the loop alone, to measure whether that is faster than the split
+  alone,     // one rank runs the loop alone: measured faster than the split
 };
 const char* verdict_name(Verdict v);
 
@@ -140,6 +155,18 @@ struct SiteModel {
   // Loop values of index 0 and between indices of `assign` (the geometry's, under locality):
   // under new bounds an iteration value stays with the rank that ran it.
   long lb = 0, step = 1;
+  // A loop whose periods cost far more than the work of all ranks in them (the pages and
+  // waits of the split: a factorization's column read by every rank, a tiny loop between
+  // barriers) may run faster on one rank alone, which only measuring tells: it is tried there.
+  struct Solo {
+    enum class Stage { watching, trying, alone, split } stage = Stage::watching;
+    int rank = 0;
+    long since = 0;    // `executions` when the stage began
+    int failures = 0;  // trials lost
+    // The split's last periods (the slowest rank's) and the ranks' work over each (their CPU
+    // inside every loop's ranges), at most rate_window; the trial's periods.
+    std::vector<double> periods, work, tried;
+  } solo;
 };
 
 // auto: locality when every written array has an affine descriptor (pages are known),

@@ -38,6 +38,10 @@ struct RankFigures {
   // The rank's core is also another program's (it counts on a share of it): its slowness has
   // a known cause, not one of the machine's short swings.
   bool core_shared = false;
+  // CPU seconds the rank spent inside the ranges of every loop over the same period (0:
+  // unknown): all the work it did there, against which the period shows what the split's
+  // pages and waits added.
+  double step_cpu = 0;
 };
 
 struct Options {
@@ -58,6 +62,9 @@ struct Options {
   // the fastest rank's leaves the computation (no iterations) until its core is its own
   // again; 0: never.
   double leave = 0.2;
+  // Try a loop on one rank alone where its periods cost far more than all the ranks' work in
+  // them, and keep it there if that runs faster (decide.cpp, "solo").
+  bool solo = true;
   // Runtime glue only: access descriptors used to cut protocol cost (docs/design.md, "What the
   // hardware costs").
   bool prefetch = true;    // fetch the read sections of this rank's ranges in bulk
@@ -78,7 +85,7 @@ struct Options {
 
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
 // DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_HEADROOM,
-// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE (the 0/1 switches default to 1), DSM_LB_TRACE,
+// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE, DSM_LB_SOLO (the 0/1 switches default to 1), DSM_LB_TRACE,
 // DSM_LB_SHARES (positive weights, one per rank, comma-separated). Throws std::invalid_argument
 // naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);

@@ -95,6 +95,8 @@ struct Site::State {
   // Glue::starts at the start of its last two executions (0: none), in the program's order.
   std::uint64_t started_at = 0, started_before = 0;
   double period = 0;                   // from the start of the execution before to `started`
+  double step_cpu = 0;                 // CPU seconds inside every loop's ranges over `period`
+  double cpu_at_start = 0;             // Glue::cpu_in_ranges at `started`
   double in_ranges = 0;                // this rank's wall time inside its ranges, every execution
 };
 
@@ -113,6 +115,7 @@ struct Glue {
   WriterRuns writers;  // pages written by earlier executions of every site
   std::vector<SiteFigures> pending;
   std::uint64_t starts = 0;  // executions of every site started so far
+  double cpu_in_ranges = 0;  // CPU seconds of the application thread inside every loop's ranges so far
   std::vector<std::byte> reduction;  // this rank's part of a reduction finishing at the next barrier
   std::uint64_t pending_barrier = 0;
   // Figures that arrived with barriers, per site and rank: a site's figures travel with the

@@ -150,8 +150,9 @@ void Plan::range_finished(std::size_t index) {
 
 void Plan::publish() {
   site_->state().in_ranges += std::accumulate(wall_.begin(), wall_.end(), 0.0);
-  if (nprocs() <= 1) return;
   Glue& g = glue();
+  g.cpu_in_ranges += std::accumulate(cpu_.begin(), cpu_.end(), 0.0);
+  if (nprocs() <= 1) return;
   const Site::State& st = site_->state();
   drop_departed(g);
   // A rank sharing its core with another program loses the core mostly outside its ranges:
@@ -178,7 +179,7 @@ void Plan::publish() {
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period, shared}, st.lb, st.ub, st.step});
+  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period, shared, st.step_cpu}, st.lb, st.ub, st.step});
   attach_to_barrier(g);
 }
 

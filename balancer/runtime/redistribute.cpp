@@ -96,6 +96,8 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   harvest(glue());  // every barrier's figures, whichever site runs after it
   const double now = wtime();
   st.period = st.started > 0 ? now - st.started : 0;
+  st.step_cpu = st.started > 0 ? glue().cpu_in_ranges - st.cpu_at_start : 0;
+  st.cpu_at_start = glue().cpu_in_ranges;
   st.started = now;
   st.started_before = st.started_at;
   st.started_at = ++glue().starts;

@@ -123,6 +123,7 @@ std::string stats_json() {
     for (const Inspection& in : st->inspections) inspections += in.made;
     if (inspections > 0) out += "\"inspections\": " + std::to_string(inspections) + ", ";
     if (!m.costs.empty()) out += "\"weighed\": \"nonzeros\", ";
+    if (m.solo.stage == SiteModel::Solo::Stage::alone) out += "\"alone\": " + std::to_string(m.solo.rank) + ", ";
     char own[64];  // this rank's alone: the launcher puts every rank's together
     std::snprintf(own, sizeof own, "\"in_ranges\": %.6f, ", st->in_ranges);
     out += own;

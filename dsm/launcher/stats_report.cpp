@@ -40,14 +40,16 @@ void print_sites(const pt::ptree& sites, const InRanges& in_ranges) {
                     pipe->get("returns", "0").c_str());
       continue;
     }
-    const std::string follows = site.get("follows", ""), inspections = site.get("inspections", "");
-    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s%s%s\n",
+    const std::string follows = site.get("follows", ""), inspections = site.get("inspections", ""),
+                      alone = site.get("alone", "");
+    std::printf("\nloop %s: policy %s, %s executions, %s redistributions, %s iterations and %s pages moved%s%s%s%s\n",
                 name.c_str(), site.get("policy", "?").c_str(), site.get("executions", "0").c_str(),
                 site.get("redistributions", "0").c_str(), site.get("iterations_moved", "0").c_str(),
                 site.get("pages_moved", "0").c_str(),
                 site.get_optional<std::string>("weighed") ? "; rows weighed by their nonzeros" : "",
                 inspections.empty() ? "" : ("; " + inspections + " inspections of its reads through index arrays").c_str(),
-                follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str());
+                follows.empty() ? "" : ("; ranges follow loop " + follows + " (same rows, its powers)").c_str(),
+                alone.empty() ? "" : ("; run by rank " + alone + " alone, measured faster than split").c_str());
     const auto found = in_ranges.find(name);
     const double executions = site.get("executions", 0.0);
     // Rank r's time in the loop's ranges as `before`, the seconds, `what`, and per execution.

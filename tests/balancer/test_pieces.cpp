@@ -191,7 +191,7 @@ TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
                {std::byte{1}, std::byte{2}, std::byte{3}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
@@ -204,6 +204,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK((*out)[0].execution == 7);
   CHECK((*out)[0].figures.wall == std::vector<double>{0.5, 0.25});
   CHECK((*out)[0].figures.period == 2e-3);
+  CHECK((*out)[0].figures.step_cpu == 1.5e-3);
   CHECK_FALSE((*out)[0].figures.core_shared);
   CHECK((*out)[1].figures.wall.empty());
   CHECK((*out)[1].figures.core_shared);
@@ -220,6 +221,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(trailing));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{NAN}, {0}}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, 0, false, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
   CHECK(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes)})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes + 1)})));
