@@ -555,7 +555,9 @@ void watch_solo(SiteModel& m, const std::vector<RankFigures>& figs) {
   using Stage = SiteModel::Solo::Stage;
   double period = 0, work = 0;
   for (const RankFigures& f : figs) {
-    if (f.period <= 0) return;
+    // Another program's load is the split's to follow: with it, periods say nothing of what
+    // the split itself costs.
+    if (f.period <= 0 || f.core_shared) return;
     period = std::max(period, f.period);
     work += f.step_cpu;
   }
@@ -588,8 +590,9 @@ int busiest_rank(const Assignment& a) {
 // Where the solo trial stands for this execution of n iterations: true when it gave the
 // spans (the loop runs on one rank, on trial or for good), false when the split decides.
 // A loop goes on trial when the split's periods cost more than solo_ratio times all the
-// ranks' work in them; it stays on one rank if that measured faster by solo_gain, and goes
-// back to a split when it did not, or when another program comes to share that rank's core.
+// ranks' work in them, no rank sharing its core with another program; it stays on one rank
+// if that measured faster by solo_gain, and goes back to a split when it did not, when a load
+// comes during the trial, or when one comes to that rank's core later.
 bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
   using Stage = SiteModel::Solo::Stage;
   SiteModel::Solo& s = m.solo;
@@ -627,6 +630,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
       ++m.redistributions;
       return run_alone(Verdict::trying);
     case Stage::trying: {
+      if (std::find(m.core_shared.begin(), m.core_shared.end(), 1) != m.core_shared.end()) return back_to_split();
       const double split = median(s.periods);
       // A trial far slower than the split needs no more periods to be judged.
       const bool losing = !s.tried.empty() && s.tried.back() > solo_losing * split;

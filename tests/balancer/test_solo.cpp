@@ -95,6 +95,12 @@ TEST_CASE("a trial on one rank that measures slower goes back to the split, and 
   CHECK_FALSE(alone(run.m.assign));
 }
 
+TEST_CASE("another program's load leaves the split to the balancer") {
+  SoloRun run;
+  run.shared = {0, 1};
+  for (int e = 0; e < 300; ++e) REQUIRE_FALSE(alone(execute(run, 1000, 2, 4e-3, 0.2e-3)));
+}
+
 TEST_CASE("a loop whose split costs little besides its work never leaves it") {
   for (const double extra : {0.0, 0.5e-3}) {  // periods of at most 1.5 times the ranks' work
     SoloRun run;
