@@ -600,8 +600,15 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
   const auto run_alone = [&](Verdict v) {
     if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
     m.n = n, m.lb = g.lb, m.step = g.step;
-    m.assign.assign(static_cast<std::size_t>(nranks), {});
-    if (n > 0) m.assign[static_cast<std::size_t>(s.rank)].push_back({0, n});
+    Assignment whole(static_cast<std::size_t>(nranks));
+    if (n > 0) whole[static_cast<std::size_t>(s.rank)].push_back({0, n});
+    // The window's per-span sums follow the spans' shape (observe adds the figures' spans to
+    // them).
+    const bool reshaped = whole.size() != m.assign.size() ||
+                          !std::equal(whole.begin(), whole.end(), m.assign.begin(),
+                                      [](const std::vector<Span>& a, const std::vector<Span>& b) { return a.size() == b.size(); });
+    m.assign = std::move(whole);
+    if (reshaped) reset_window(m);
     m.verdict = v;
     return true;
   };
