@@ -19,7 +19,7 @@ Options parse(int argc, char** argv, const char* what, Options defaults, const s
   cli.add_flag("--trace", o.trace, "print the duration of every iteration");
   cli.add_option("--shares", o.shares, "hand versions: rank r's rows in proportion to the r-th weight (a fixed split)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(dsm::cli::above(0));
   std::string problem = problems.empty() ? "" : problems.front();
   if (!problems.empty()) cli.add_option("--problem", problem, "the problem to solve")->capture_default_str()->check(CLI::IsMember(problems));
   dsm::cli::parse_or_exit(cli, argc, argv);

@@ -40,10 +40,10 @@ int main(int argc, char** argv) {
   int core = 1;
   double period = 0, duty = 0.5, seconds = 0;
   CLI::App cli{"dsm-load: artificial CPU load bound to one core (a loop writing 10240 longs)"};
-  cli.add_option("--core", core, "core to run on")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cli.add_option("--period", period, "on/off period in seconds (0: constant load)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cli.add_option("--core", core, "core to run on")->capture_default_str()->check(dsm::cli::at_least(0));
+  cli.add_option("--period", period, "on/off period in seconds (0: constant load)")->capture_default_str()->check(dsm::cli::at_least(0));
   cli.add_option("--duty", duty, "fraction of each period the load is on")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cli.add_option("--seconds", seconds, "stop after this long (0: until killed)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cli.add_option("--seconds", seconds, "stop after this long (0: until killed)")->capture_default_str()->check(dsm::cli::at_least(0));
   dsm::cli::parse_or_exit(cli, argc, argv);
 
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

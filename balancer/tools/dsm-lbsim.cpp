@@ -26,10 +26,10 @@ int main(int argc, char** argv) {
   app.add_option("--share", c.load_share, "CPU share a loaded rank keeps")->check(CLI::Range(0.01, 1.0));
   app.add_option("--period", c.period, "executions per on/off cycle")->check(CLI::Range(2, 1 << 20));
   app.add_option("--noise", c.noise, "relative timing noise")->check(CLI::Range(0.0, 0.9));
-  app.add_option("--iteration-seconds", c.iteration_seconds, "cost of one iteration")->check(CLI::PositiveNumber);
+  app.add_option("--iteration-seconds", c.iteration_seconds, "cost of one iteration")->check(dsm::cli::above(0));
   app.add_flag("--triangular", c.triangular, "iteration k costs 2k/n times the mean");
   app.add_option("--row-bytes", c.row_bytes, "bytes written per iteration")->check(CLI::Range(1L, 1L << 24));
-  app.add_option("--page-seconds", c.page_seconds, "cost of moving one page")->check(CLI::NonNegativeNumber);
+  app.add_option("--page-seconds", c.page_seconds, "cost of moving one page")->check(dsm::cli::at_least(0));
   app.add_option("--warmup", c.options.warmup, "executions before the first change")->check(CLI::Range(0, 1 << 20));
   app.add_option("--threshold", c.options.threshold, "imbalance tolerated")->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", c.seed, "random seed");
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   app.add_flag("--take", take, "also run each policy with work taken inside executions (POLICY+take)");
   app.add_option("--take-seconds", c.take_seconds, "cost of one take besides its pages")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(dsm::cli::at_least(0));
   dsm::cli::parse_or_exit(app, argc, argv);
   try {
     // Every argument is checked before the table starts.
