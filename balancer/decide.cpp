@@ -383,7 +383,6 @@ void start(SiteModel& m, long n, int nranks, const Geometry& g) {
   m.filters.assign(nranks, RateFilter{});
   m.speed.assign(nranks, 0.0);
   m.own_recent.assign(nranks, {});
-  m.own_speed.assign(nranks, 0.0);
   m.own_clock.assign(nranks, m.clock);
   m.turning = false;
   m.span_cpu.assign(nranks, {});
@@ -473,11 +472,9 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
       // core_shared comes from readings a tenth of a second apart, late for loads that turn
       // within a few tenths.)
       if (!figs[r].core_shared && m.last_cpu[r] >= own_cpu_share * m.last_wall[r]) {
-        // The median rate, which a few executions slowed otherwise do not move.
         auto& own = m.own_recent[r];
         own.push_back(work / m.last_wall[r]);
         if (own.size() > own_window) own.erase(own.begin());
-        m.own_speed[r] = median(own);
         m.own_clock[r] = m.clock;
       }
     }
@@ -702,11 +699,14 @@ void update_turning(SiteModel& m) {
   }
 }
 
-// The ranks' speeds with their cores their own, where measured (else their present ones).
+// The ranks' speeds with their cores their own, where measured (else their present ones):
+// the median rate, which a few executions slowed otherwise do not move. Taken only where a
+// turning load needs it: a median of own_window rates at every execution cost loops of a few
+// microseconds a tenth of their time.
 std::vector<double> own_speeds(const SiteModel& m) {
   std::vector<double> s = m.speed;
   for (std::size_t r = 0; r < s.size(); ++r)
-    if (r < m.own_speed.size() && m.own_speed[r] > 0) s[r] = m.own_speed[r];
+    if (r < m.own_recent.size() && !m.own_recent[r].empty()) s[r] = median(m.own_recent[r]);
   return usable(std::move(s), {});
 }
 

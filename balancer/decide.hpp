@@ -37,7 +37,7 @@ inline constexpr double turning_reactions = 4;
 // (where they cost what their pages say, following short turns pays).
 inline constexpr double turning_change_cost = 2;
 
-// Executions whose rates give a rank's speed with its core its own (SiteModel::own_speed),
+// Executions whose rates give a rank's speed with its core its own (SiteModel::own_recent),
 // and the share of its time in its ranges that its thread must have run for one to count.
 inline constexpr std::size_t own_window = 32 * rate_window;
 inline constexpr double own_cpu_share = 0.9;
@@ -125,10 +125,9 @@ struct SiteModel {
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
   // Per rank, the rates of its last executions (at most own_window) in which no other
-  // program shared its core, and their median (0: none yet): under a load that turns faster
-  // than changes follow it, the split follows these.
+  // program shared its core: under a load that turns faster than changes follow it, the
+  // split follows their medians (decide.cpp, own_speeds).
   std::vector<std::vector<double>> own_recent;
-  std::vector<double> own_speed;
   std::vector<double> own_clock;  // `clock` at each rank's last such execution
   // `clock` when the figures last said another program began or ceased to share some
   // rank's core (at most kept_breaks): the load's own turns, which imbalances of noise
