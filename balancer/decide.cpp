@@ -291,6 +291,13 @@ Assignment place_locality(const SiteModel& m, const Profile& prof, const std::ve
   return contiguous(cuts);
 }
 
+// All n iterations on rank `r` of `ranks`, none elsewhere.
+Assignment whole_on(std::size_t r, long n, std::size_t ranks) {
+  Assignment a(ranks);
+  if (n > 0) a[r].push_back({0, n});
+  return a;
+}
+
 // A loop that writes a few pages only (the periodic copy of one row) runs whole on the rank
 // that holds most of them, as a hand-parallelized program gives it to the row's owner, when
 // its total CPU time on that one rank costs less than a split: split, every rank writes
@@ -313,8 +320,7 @@ std::optional<Assignment> whole_on_holder(const SiteModel& m, const Profile& pro
     if (h.holder >= 0 && h.holder < static_cast<int>(held.size())) held[h.holder] += h.end - h.begin;
   const auto owner = std::max_element(held.begin(), held.end()) - held.begin();
   if (held[owner] == 0) return std::nullopt;
-  Assignment whole(m.assign.size());
-  whole[owner].push_back({0, m.n});
+  Assignment whole = whole_on(static_cast<std::size_t>(owner), m.n, m.assign.size());
   const double one_rank = std::accumulate(m.last_cpu.begin(), m.last_cpu.end(), 0.0) +
                           page_s * static_cast<double>(conflicts(t, whole));
   const Assignment split = contiguous(balanced_cuts(prof, normalized(speed), m.n));
@@ -597,8 +603,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
   const auto run_alone = [&](Verdict v) {
     if (m.new_costs) m.costs = std::move(*std::exchange(m.new_costs, std::nullopt));
     m.n = n, m.lb = g.lb, m.step = g.step;
-    Assignment whole(static_cast<std::size_t>(nranks));
-    if (n > 0) whole[static_cast<std::size_t>(s.rank)].push_back({0, n});
+    Assignment whole = whole_on(static_cast<std::size_t>(s.rank), n, static_cast<std::size_t>(nranks));
     // The window's per-span sums follow the spans' shape (observe adds the figures' spans to
     // them).
     const bool reshaped = whole.size() != m.assign.size() ||
