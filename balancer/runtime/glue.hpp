@@ -155,7 +155,8 @@ std::optional<FollowKey> follow_key(std::span<const Section> accesses, long lb, 
 // The loop that decides for the rows of `key`: the first loop seen to write them, `st`
 // itself when it is the first or has no key.
 Site::State* leader_of(Site::State& st, const std::optional<FollowKey>& key);
-// Whether `st` takes the leader's ranges in this execution instead of deciding itself.
+// Whether `st` takes the leader's ranges in this execution instead of deciding itself: it must run
+// over the leader's loop values (all but 2 % of them).
 bool takes_leaders_ranges(const Site::State& st, const Site::State& leader, int nranks);
 // Gives `st` the leader's ranges for the same rows and joins its writes to the leader's group.
 void follow_leader(Site::State& st, Site::State& leader, std::span<const Section> accesses, long lb, long step, long n);
