@@ -218,7 +218,7 @@ void claim_exclusive(const std::vector<Run>& exclusive) {
 // mprotects). Over tcp the same listing ran 1.8 times faster than the hull
 // (`docs/results.md`).
 void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
-                       const Options& o) {
+                       const Options& o, std::vector<detail::ByteRun>& last_reads) {
   const double most_read = detail::pages_cross_network() ? 0.75 : 0.25;
   const std::vector<Range> mine = to_ranges(a[static_cast<std::size_t>(me)], lb, ub, step);
   std::vector<Bytes> reads, writes_;
@@ -239,8 +239,17 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
   }
   // One fetch for both: a page both read and written is fetched once, and opened for
   // writing from invalid in one protection change.
-  const std::vector<detail::ByteRun> r = merged_runs(reads), w = merged_runs(writes_);
-  if (!r.empty() || !w.empty()) detail::prefetch_runs(r, w);
+  std::vector<detail::ByteRun> r = merged_runs(reads);
+  const std::vector<detail::ByteRun> w = merged_runs(writes_);
+  // The same reads as at the last execution: a time step's sweep over the same ranges, which
+  // will read them again after the next barriers (a shrinking loop's reads move, and a loop
+  // run once has no last reads).
+  const bool rereads = !r.empty() && std::equal(r.begin(), r.end(), last_reads.begin(), last_reads.end(),
+                                                [](const detail::ByteRun& x, const detail::ByteRun& y) {
+                                                  return x.addr == y.addr && x.bytes == y.bytes;
+                                                });
+  if (!r.empty() || !w.empty()) detail::prefetch_runs(r, w, rereads);
+  last_reads = std::move(r);
 }
 
 }  // namespace dsm::lb::runtime

@@ -8,6 +8,7 @@
 
 #include "blob.hpp"
 #include "decide.hpp"
+#include "runtime/runtime_hooks.hpp"
 
 #include <compare>
 #include <cstddef>
@@ -90,6 +91,7 @@ struct Site::State {
   std::map<std::uint64_t, runtime::Member> group;
   std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
   std::vector<Range> spans_fetched;              // this rank's ranges when it last fetched its CSR rows
+  std::vector<detail::ByteRun> reads_fetched;    // what its sections read at its last execution here
   runtime::RowCosts row_costs;                   // of its iterations, over CSR rows
   double started = 0;                  // wtime() at the start of the last execution
   // Glue::starts at the start of its last two executions (0: none), in the program's order.
@@ -198,9 +200,11 @@ void record_writes(const std::vector<Run>& exclusive);
 // Claims, for every rank, the pages it alone writes in this execution.
 void claim_exclusive(const std::vector<Run>& exclusive);
 // Bulk fetch of what rank `me`'s ranges under `a` read, bulk opening of what they write: per-page
-// faults cost more than the loops (docs/design.md, "What the hardware costs").
+// faults cost more than the loops (docs/design.md, "What the hardware costs"). `last_reads`:
+// what the loop read at its last execution here, replaced by what it reads now; reads equal
+// to them ask the writers to push their next changes.
 void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
-                       const Options& o);
+                       const Options& o, std::vector<detail::ByteRun>& last_reads);
 // The same for a sparse loop's reads through an index (through sections, sparse.cpp): the
 // pages its ranges read, as the inspector finds them.
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);

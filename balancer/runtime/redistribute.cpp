@@ -132,7 +132,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);
-  prefetch_sections(accesses, a, lb, ub, step, me, opts);
+  prefetch_sections(accesses, a, lb, ub, step, me, opts, st.reads_fetched);
   if (opts.prefetch) prefetch_sparse(st, accesses, mine);
   return Plan(site, std::move(mine));
 }

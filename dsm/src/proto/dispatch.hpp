@@ -37,8 +37,11 @@ constexpr const char* msg_name(std::uint16_t type) {
   return type < std::size(names) ? names[type] : names[0];
 }
 
-// A diff request's `req` flag: sent by garbage collection (see make_valid).
+// A diff request's `req` flags: sent by garbage collection (see make_valid); sent by a rank
+// that will read the same pages again after the next barriers (a loop's steady ranges), which
+// registers it as their reader whatever the request's size (serve.cpp).
 constexpr std::uint32_t at_collection = 1;
+constexpr std::uint32_t rereads = 2;
 // A request item's kind: the diff of an interval, its whole page (a whole notice), or its
 // diff to be applied to a page that is all zero at the asking rank, which the writer may
 // answer with end_copy.

@@ -47,9 +47,9 @@ struct PagePlan {
 // The replies of one fetch and the pages they complete, applied as each one lands.
 class Fetch {
  public:
-  Fetch(std::vector<PagePlan> plans, bool collecting, std::span<const std::uint32_t> to_open)
-      : plans_(std::move(plans)), collecting_(collecting), streaming_(plans_.size() >= streaming_pages),
-        to_open_(to_open) {}
+  Fetch(std::vector<PagePlan> plans, std::uint32_t flags, std::span<const std::uint32_t> to_open)
+      : plans_(std::move(plans)), flags_(flags), collecting_(flags & at_collection),
+        streaming_(plans_.size() >= streaming_pages), to_open_(to_open) {}
 
   PagePlan* find(std::uint32_t page) {
     auto it = std::lower_bound(plans_.begin(), plans_.end(), page,
@@ -104,7 +104,7 @@ class Fetch {
     codec::Reader r(rep.payload());
     const auto src = std::uint32_t(rep.src);
     if (r.get<std::uint32_t>() != src) throw codec::DecodeError("signed by another rank than its sender");
-    if (r.get<std::uint32_t>() != (collecting_ ? at_collection : 0)) throw codec::DecodeError("answers a request of another kind");
+    if (r.get<std::uint32_t>() != flags_) throw codec::DecodeError("answers a request of another kind");
     const auto n = r.count(13);
     for (std::uint32_t i = 0; i < n; ++i) {
       const auto page = r.get<std::uint32_t>();
@@ -175,6 +175,7 @@ class Fetch {
   }
 
   std::vector<PagePlan> plans_;  // by page
+  std::uint32_t flags_;
   bool collecting_;
   bool streaming_;
   std::span<const std::uint32_t> to_open_;
@@ -185,7 +186,8 @@ class Fetch {
 
 }  // namespace
 
-void make_valid(std::vector<std::uint32_t> pages, bool collecting, std::span<const std::uint32_t> to_open) {
+void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span<const std::uint32_t> to_open) {
+  const bool collecting = flags & at_collection;
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
     prefetch_page(s.heap.pages, p + prefetch_distance);
@@ -238,7 +240,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting, std::span<con
       plans.push_back(std::move(plan));
     }
   }
-  Fetch fetch(std::move(plans), collecting, to_open);
+  Fetch fetch(std::move(plans), flags, to_open);
   // The requests, per writer, sent a few at a time: the next one goes when a reply lands.
   // All at once, a writer would queue up every reply (hundreds of MiB for a large
   // prefetch) in its transport, and this rank would copy them in while it should apply.
@@ -249,7 +251,7 @@ void make_valid(std::vector<std::uint32_t> pages, bool collecting, std::span<con
                                        min_request_items, std::size_t(max_request_items));
     for (std::size_t from = 0, n = 0; from < items.size(); from += n) {
       codec::Writer w;
-      w.put<std::uint32_t>(collecting ? at_collection : 0);
+      w.put<std::uint32_t>(flags);
       n = std::min(cut, items.size() - from);
       // At a collection the writer answers a page once, whole, for all its items in one
       // request: a page's items are not cut across two (unless they alone fill one).

@@ -23,10 +23,11 @@ constexpr std::size_t bulk_fetch_pages = 64;
 // at most this much.
 constexpr std::uint32_t max_fetch_ahead = 1024;
 
-// Brings the pages up to date. `collecting`: garbage collection, where every rank knows
-// every change, so a writer whose copy is valid sends it whole instead of its diffs.
+// Brings the pages up to date. `flags` (dispatch.hpp): at_collection, garbage collection,
+// where every rank knows every change, so a writer whose copy is valid sends it whole
+// instead of its diffs; rereads, the pages' writers push their next changes.
 // `to_open` (sorted): pages the caller opens for writing right after (open_for_write), left
 // closed here rather than made read-only on the way: one protection change instead of two.
-void make_valid(std::vector<std::uint32_t> pages, bool collecting = false, std::span<const std::uint32_t> to_open = {});
+void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags = 0, std::span<const std::uint32_t> to_open = {});
 
 }  // namespace dsm::proto

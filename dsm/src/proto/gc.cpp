@@ -27,7 +27,7 @@ void garbage_collect() {
   std::vector<std::uint32_t> all;
   for (std::uint32_t p = 0; p < s.heap.allocated; ++p)
     if (!s.heap.pages[p].valid) all.push_back(p);
-  make_valid(std::move(all), true);
+  make_valid(std::move(all), at_collection);
   barrier_with(0, true);
   std::lock_guard lk(s.mu);
   s.gc.collecting = false;

@@ -1,5 +1,6 @@
 #include "proto/serve.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -21,20 +22,25 @@ namespace {
 // costs a few stale copies, one that still reads renews with its next fetch.
 constexpr std::uint32_t push_barriers = 64;
 
-// Only a request for a few pages (a halo) registers its reader: a bulk fetch (a block that
-// moved to another rank) is a one-off, and pushing it back at every barrier would copy
-// megabytes for nothing.
+// Only a request for a few pages (a halo) registers its reader unasked: a bulk fetch (a block
+// that moved to another rank) is mostly a one-off, and pushing it back at every barrier would
+// copy megabytes for nothing. A bulk fetch flagged `rereads` (a loop over the ranges it ran
+// last time) registers its reader for fewer pushes, each a page updated in place where a
+// fetch closes it at the barrier and opens it again: two protection changes, and on a host
+// whose page tables are virtualized in software two shadow faults a page. adi reads at
+// every time step, by rows, the columns the other rank wrote.
 constexpr std::size_t max_halo_pages = 16;
+constexpr std::uint32_t reread_pushes = 16;
 
-void register_reader(std::uint32_t page, std::uint32_t rank) {
+void register_reader(std::uint32_t page, std::uint32_t rank, std::uint32_t pushes) {
   auto& readers = state().heap.pages[page].readers;
   for (auto& r : readers)
     if (r.rank == rank) {
-      r.left = push_barriers;
+      r.left = std::max(r.left, pushes);
       return;
     }
   if (readers.empty()) state().served.read_pages.push_back(page);
-  readers.push_back({rank, push_barriers});
+  readers.push_back({rank, pushes});
 }
 
 }  // namespace
@@ -43,7 +49,7 @@ void serve_diff_request(int src, codec::Reader& r) {
   auto& s = state();
   auto req = r.get<std::uint32_t>();
   auto n = r.count(9);
-  if (req & ~at_collection) throw codec::DecodeError("unknown diff request flags");
+  if (req & ~(at_collection | rereads)) throw codec::DecodeError("unknown diff request flags");
   if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
   struct Item {
     std::uint32_t page, idx;
@@ -114,7 +120,10 @@ void serve_diff_request(int src, codec::Reader& r) {
     size += 13 + (it.base ? max_page_diff : it.data.size());
   }
   // A collection brings every page up to date, wanted or not: no reader shows interest there.
-  const bool halo = !(req & at_collection) && items.size() <= max_halo_pages;
+  const std::uint32_t pushes = (req & at_collection)            ? 0
+                               : items.size() <= max_halo_pages ? push_barriers
+                               : (req & rereads)                ? reread_pushes
+                                                                : 0;
   mem::reserve_populated(w.buffer(), size);
   w.put<std::uint32_t>(std::uint32_t(s.me));
   w.put(req);
@@ -123,7 +132,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.page);
     w.put(it.idx);
     w.put(it.kind);
-    if (halo) register_reader(it.page, std::uint32_t(src));
+    if (pushes) register_reader(it.page, std::uint32_t(src), pushes);
     if (it.base) {
       put_diff(w, it.base, it.end);
       continue;

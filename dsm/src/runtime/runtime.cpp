@@ -305,7 +305,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
           s.heap.pages[p].valid = true;
         }
     }
-    proto::make_valid(partial, false, partial);
+    proto::make_valid(partial, 0, partial);
     proto::open_for_write(partial, false);
     proto::open_for_write(whole, true);
     return;
@@ -391,7 +391,7 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   proto::claim(owner, first, last, true);
 }
 
-void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes) {
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads) {
   auto& s = state();
   if (s.nprocs == 1) return;
   stats::Timer timer(stats::counters().protocol_ns);
@@ -420,7 +420,7 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
   // read and write share most: each page is fetched once and opened once.
   std::sort(open.begin(), open.end());
   open.erase(std::unique(open.begin(), open.end()), open.end());
-  proto::make_valid(std::move(fetch), false, open);
+  proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open);
   proto::open_for_write(open, false);
 }
 

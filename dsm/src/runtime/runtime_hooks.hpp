@@ -40,12 +40,14 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 // `reads` and `writes`, not one per range, and the opening of those of `writes` for writing
 // (Mode::write). A page fetched to be written goes from invalid to writable in one protection
 // change. A strided section (a column: a few bytes in each of a thousand rows) is a thousand
-// ranges.
+// ranges. `rereads`: this rank reads the same pages again after the next barriers (a loop
+// over the same ranges as at its last execution), so their writers push their next changes
+// with the barrier instead of this rank closing the pages and fetching them again.
 struct ByteRun {
   const void* addr;
   std::size_t bytes;
 };
-void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes);
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads = false);
 
 // Which rank last wrote each page of [addr, addr+bytes) as far as this rank knows
 // (-1: never written). One entry per page overlapping the range.
