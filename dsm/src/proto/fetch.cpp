@@ -48,8 +48,7 @@ struct PagePlan {
 class Fetch {
  public:
   Fetch(std::vector<PagePlan> plans, std::uint32_t flags, std::span<const std::uint32_t> to_open)
-      : plans_(std::move(plans)), flags_(flags), collecting_(flags & at_collection),
-        streaming_(plans_.size() >= streaming_pages), to_open_(to_open) {}
+      : plans_(std::move(plans)), flags_(flags), streaming_(plans_.size() >= streaming_pages), to_open_(to_open) {}
 
   PagePlan* find(std::uint32_t page) {
     auto it = std::lower_bound(plans_.begin(), plans_.end(), page,
@@ -114,7 +113,7 @@ class Fetch {
       PagePlan* p = find(page);
       if (!p) throw codec::DecodeError("a change of a page that was not asked for");
       if (kind == valid_copy) {
-        if (!collecting_ || std::none_of(p->wants.begin(), p->wants.end(), [&](const Want& w) { return w.n.proc == src; }))
+        if (!(flags_ & at_collection) || std::none_of(p->wants.begin(), p->wants.end(), [&](const Want& w) { return w.n.proc == src; }))
           throw codec::DecodeError("a whole copy of a page that was not asked of that rank");
         if (bytes.size() != mem::page_size) throw codec::DecodeError("a whole copy that is not a page");
         if (p->done) continue;  // another writer's copy came first: every valid copy is the same
@@ -176,7 +175,6 @@ class Fetch {
 
   std::vector<PagePlan> plans_;  // by page
   std::uint32_t flags_;
-  bool collecting_;
   bool streaming_;
   std::span<const std::uint32_t> to_open_;
   std::vector<Reply> replies_;

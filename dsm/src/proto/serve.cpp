@@ -24,8 +24,8 @@ constexpr std::uint32_t push_barriers = 64;
 
 // Only a request for a few pages (a halo) registers its reader unasked: a bulk fetch (a block
 // that moved to another rank) is mostly a one-off, and pushing it back at every barrier would
-// copy megabytes for nothing. A bulk fetch flagged `rereads` (a loop over the ranges it ran
-// last time) registers its reader for fewer pushes, each a page updated in place where a
+// copy megabytes for nothing. A bulk fetch flagged `rereads` (a loop reading the same runs as
+// at its last execution) registers its reader for fewer pushes, each a page updated in place where a
 // fetch closes it at the barrier and opens it again: two protection changes, and on a host
 // whose page tables are virtualized in software two shadow faults a page. adi reads at
 // every time step, by rows, the columns the other rank wrote.
