@@ -56,6 +56,11 @@ std::vector<std::byte> encode_figures(const Published& p) {
       put(out, s.figures.wall[j]);
       put(out, s.figures.cpu[j]);
     }
+    put(out, static_cast<std::uint32_t>(s.figures.ran.size()));
+    for (const Span& sp : s.figures.ran) {
+      put(out, static_cast<std::int64_t>(sp.begin));
+      put(out, static_cast<std::int64_t>(sp.end));
+    }
   }
   put(out, static_cast<std::uint32_t>(p.reduction.size()));
   out.insert(out.end(), p.reduction.begin(), p.reduction.end());
@@ -86,6 +91,16 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
       if (!r.get(s.figures.wall[j]) || !r.get(s.figures.cpu[j]) || !valid_time(s.figures.wall[j]) ||
           !valid_time(s.figures.cpu[j]))
         return std::nullopt;
+    // Spans it ran: sorted, apart, not empty, one per figure.
+    std::uint32_t ran = 0;
+    if (!r.get(ran) || (ran != 0 && ran != spans) || (blob.size() - r.pos) / (2 * sizeof(std::int64_t)) < ran)
+      return std::nullopt;
+    s.figures.ran.resize(ran);
+    for (std::uint32_t j = 0; j < ran; ++j) {
+      std::int64_t b = 0, e = 0;
+      if (!r.get(b) || !r.get(e) || b < 0 || e <= b || (j > 0 && b <= s.figures.ran[j - 1].end)) return std::nullopt;
+      s.figures.ran[j] = {static_cast<long>(b), static_cast<long>(e)};
+    }
     sites.push_back(std::move(s));
   }
   std::uint32_t reduction = 0;

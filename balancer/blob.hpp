@@ -2,7 +2,8 @@
 // its id, execution number, the wall/CPU seconds inside each of its spans, the period of
 // the execution before, whether the rank's core is shared with another program, the CPU
 // seconds inside every loop's ranges over that period, and the
-// loop's bounds (which every rank must have run it with); then the rank's part of a
+// loop's bounds (which every rank must have run it with), and the spans it ran where work was
+// taken inside the execution; then the rank's part of a
 // reduction that ends with this barrier, if any.
 // The bytes come from the network, so decoding checks the version, every length and every
 // value.
@@ -17,7 +18,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 7;
+inline constexpr std::uint8_t blob_version = 8;
 inline constexpr std::size_t max_reduction_bytes = 1 << 16;
 
 struct SiteFigures {

@@ -119,6 +119,29 @@ bool list_write(const Section& s, const Assignment& a, long lb, long ub, long st
   return false;
 }
 
+// The byte runs the sections of `accesses` read and write over `ranges`, as far as the
+// options fetch and open them in bulk; `write_most(s)` is the share of its hull's pages
+// below which a write is listed (touched).
+template <class WriteMost>
+void section_runs(std::span<const Section> accesses, std::span<const Range> ranges, const Options& o,
+                  WriteMost write_most, std::vector<Bytes>& reads, std::vector<Bytes>& writes_) {
+  const double most_read = detail::pages_cross_network() ? 0.75 : 0.25;
+  for (const Section& s : accesses) {
+    if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
+    // A subscript the pass could not follow (an indirect a[b[k]]) may touch a few pages of
+    // the array or all of them: faults fetch what it touches, ahead in growing runs where
+    // it walks through memory.
+    if (s.whole) continue;
+    auto& into = s.access == Access::read ? reads : writes_;
+    const double most = !writes(s) ? most_read : write_most(s);
+    for (const Range& r : ranges) {
+      // A reference sparser than can be listed would fetch far more than it touches.
+      const Touched t = touched(s, r, most);
+      if (!t.spare) into.insert(into.end(), t.runs.begin(), t.runs.end());
+    }
+  }
+}
+
 }  // namespace
 
 // Runs per rank (of a section and range each, or of a block or iteration of a strided
@@ -193,6 +216,21 @@ std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std
   return out;
 }
 
+std::vector<Run> without_pages(const std::vector<Run>& runs, std::vector<Run> out_pages) {
+  std::sort(out_pages.begin(), out_pages.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+  std::vector<Run> out;
+  for (const Run& run : runs) {
+    long from = run.first;
+    for (const Run& o : out_pages) {
+      if (o.last < from || o.first > run.last) continue;
+      if (o.first > from) out.push_back({from, o.first - 1, run.rank});
+      from = std::max(from, o.last + 1);
+    }
+    if (from <= run.last) out.push_back({from, run.last, run.rank});
+  }
+  return out;
+}
+
 // The same on every rank. A page several ranks write (false sharing in a naive split) keeps
 // the writer it had: it belongs to nobody in particular, and recording whichever rank came
 // last would send the loops that write it towards an arbitrary rank.
@@ -219,24 +257,11 @@ void claim_exclusive(const std::vector<Run>& exclusive) {
 // (`docs/results.md`).
 void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
                        const Options& o, std::vector<detail::ByteRun>& last_reads) {
-  const double most_read = detail::pages_cross_network() ? 0.75 : 0.25;
   const std::vector<Range> mine = to_ranges(a[static_cast<std::size_t>(me)], lb, ub, step);
   std::vector<Bytes> reads, writes_;
-  for (const Section& s : accesses) {
-    if (!(writes(s) ? o.bulk_write : o.prefetch)) continue;
-    // A subscript the pass could not follow (an indirect a[b[k]]) may touch a few pages of
-    // the array or all of them: faults fetch what it touches, ahead in growing runs where
-    // it walks through memory.
-    if (s.whole) continue;
-    auto& into = s.access == Access::read ? reads : writes_;
-    // Writes opened as they are claimed (written_runs).
-    const double most = !writes(s) ? most_read : list_write(s, a, lb, ub, step) ? most_written : 0;
-    for (const Range& r : mine) {
-      // A reference sparser than can be listed would fetch far more than it touches.
-      const Touched t = touched(s, r, most);
-      if (!t.spare) into.insert(into.end(), t.runs.begin(), t.runs.end());
-    }
-  }
+  // Writes opened as they are claimed (written_runs).
+  section_runs(accesses, mine, o, [&](const Section& s) { return list_write(s, a, lb, ub, step) ? most_written : 0; },
+               reads, writes_);
   // One fetch for both: a page both read and written is fetched once, and opened for
   // writing from invalid in one protection change.
   std::vector<detail::ByteRun> r = merged_runs(reads);
@@ -250,6 +275,21 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
                                                 });
   if (!r.empty() || !w.empty()) detail::prefetch_runs(r, w, rereads);
   last_reads = std::move(r);
+}
+
+bool writes_unheld(std::span<const Section> accesses, const Range& r) {
+  for (const Section& s : accesses)
+    if (writes(s))
+      if (const Bytes b = hull(s, r); b.last > b.first && !detail::unheld(reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first)))
+        return false;
+  return true;
+}
+
+void prefetch_taken(std::span<const Section> accesses, const Range& r, const Options& o) {
+  std::vector<Bytes> reads, writes_;
+  section_runs(accesses, std::span(&r, 1), o, [](const Section&) { return 0.0; }, reads, writes_);
+  const std::vector<detail::ByteRun> rr = merged_runs(reads), w = merged_runs(writes_);
+  if (!rr.empty() || !w.empty()) detail::prefetch_runs(rr, w);
 }
 
 }  // namespace dsm::lb::runtime

@@ -10,11 +10,13 @@
 #include "decide.hpp"
 #include "runtime/runtime_hooks.hpp"
 
+#include <atomic>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +73,14 @@ struct FollowKey {
   auto operator<=>(const FollowKey&) const = default;
 };
 
+// Every rank's spans of an execution cut into chunks on one grid of whole pages of the
+// written array, for ranks to take from each other (take.cpp); tail[r]: rank r's first chunk
+// that may change hands (the last quarter).
+struct Chunks {
+  std::vector<std::vector<Span>> of;
+  std::vector<std::uint32_t> tail;
+};
+
 }  // namespace runtime
 
 struct Site::State {
@@ -100,6 +110,21 @@ struct Site::State {
   double step_cpu = 0;                 // CPU seconds inside every loop's ranges over `period`
   double cpu_at_start = 0;             // Glue::cpu_in_ranges at `started`
   double in_ranges = 0;                // this rank's wall time inside its ranges, every execution
+  bool took = false;                   // its last execution had ranks take work (take.cpp)
+  long takes = 0, iterations_taken = 0;  // chunks this rank took, over every execution
+};
+
+struct Plan::Taking {
+  int me = 0;
+  std::uint32_t tag = 0;
+  long lb = 0, ub = 0, step = 1;
+  runtime::Chunks chunks;
+  std::vector<std::uint32_t> limit;                // per rank: its chunks from here on may be taken
+  std::vector<std::atomic<std::uint64_t>*> words;  // per rank; nullptr: not takeable from here
+  std::vector<Section> accesses;                   // to fetch a taken chunk's pages in bulk
+  Options opts;
+  std::vector<Span> handed;  // the span of every range handed out, in order
+  long takes = 0, iterations_taken = 0;
 };
 
 namespace runtime {
@@ -135,6 +160,7 @@ struct Glue {
   // iteration of the same value. So a sweep, its copy-back and the boundary loop over the
   // same rows keep their pages on one rank instead of pulling them back and forth.
   std::map<FollowKey, Site::State*> leaders;
+  bool lastprivate = false;  // a reduction with a lastprivate variable precedes the next loop
   // The site whose range the application thread is in: a loop started there (from a function
   // its iterations call) would run only this rank's part of itself for this rank's part of
   // the outer loop.
@@ -195,6 +221,8 @@ std::optional<std::vector<Run>> written_runs(std::span<const Section> accesses, 
 // group (`self` is this loop's entry), as runs per rank.
 std::vector<Run> exclusive_runs(const std::vector<Run>& mine, const std::map<std::uint64_t, Member>& group,
                                 std::uint64_t self);
+// `runs` without the pages of `out_pages` (runs of any ranks).
+std::vector<Run> without_pages(const std::vector<Run>& runs, std::vector<Run> out_pages);
 // Remembers who writes which pages, for the locality policy of every site.
 void record_writes(const std::vector<Run>& exclusive);
 // Claims, for every rank, the pages it alone writes in this execution.
@@ -205,6 +233,10 @@ void claim_exclusive(const std::vector<Run>& exclusive);
 // to them ask the writers to push their next changes.
 void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
                        const Options& o, std::vector<detail::ByteRun>& last_reads);
+// Whether no rank holds, or has claimed since the last barrier, a page that `r` writes.
+bool writes_unheld(std::span<const Section> accesses, const Range& r);
+// Bulk fetch and opening of what a chunk taken from another rank reads and writes.
+void prefetch_taken(std::span<const Section> accesses, const Range& r, const Options& o);
 // The same for a sparse loop's reads through an index (through sections, sparse.cpp): the
 // pages its ranges read, as the inspector finds them.
 void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const std::vector<Range>& mine);
@@ -216,6 +248,30 @@ void prefetch_sparse(Site::State& st, std::span<const Section> accesses, const s
 // after the same barrier, and so gives its site the same costs.
 std::vector<std::pair<Span, double>> row_costs(Site::State& st, std::span<const Section> accesses, long lb, long step,
                                                long n, int nranks);
+
+// Work taken inside an execution (take.cpp).
+// Whether this execution of `st` has ranks take work from each other: the run's option, a
+// loop that decides its own ranges over affine writes, split over the ranks, and no
+// lastprivate variable (the last iteration's value must come from the rank that ran it).
+bool takes_work(const Site::State& st, std::span<const Section> accesses, bool follows, int nranks);
+// Every rank's spans under `a` cut into chunks (see Chunks).
+Chunks cut_chunks(const Assignment& a, std::span<const Section> accesses);
+// The spans of every rank's tail chunks.
+Assignment tails(const Chunks& c);
+// Claims the pages of `runs` for two owners: no rank writes them whole, and holds of them end.
+void contest(const std::vector<Run>& runs, int nranks);
+// This rank's plan state for a taking execution (execution `tag` of every site's, the same
+// on every rank); sets up the words of the host's ranks. Before the execution's claims: a
+// tail chunk may be taken only where no rank held its written pages before them.
+std::unique_ptr<Plan::Taking> start_taking(Chunks chunks, std::span<const Section> accesses, long lb, long ub, long step,
+                                           std::uint64_t tag, const Options& o);
+// The next chunk this rank runs: its own, else one taken; false when none is left.
+bool take_next(Plan::Taking& t, Range& out);
+// A taking plan's figures per chunk, in handing-out order, folded into the spans it ran.
+void fold_ran(const Plan::Taking& t, std::vector<double>& taken, std::vector<double>& cpu, std::vector<Span>& ran);
+// After a taking execution: what every rank ran becomes the site's split, when the figures
+// tile its iterations. Returns whether the split changed.
+bool adopt_taken(Site::State& st, const std::vector<RankFigures>& figs);
 
 // What the balancer reports (stats.cpp).
 // DSM_LB_TRACE=1: rank 0 prints every change of a deciding site; 2: every execution's figures.

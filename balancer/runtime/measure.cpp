@@ -97,9 +97,12 @@ Plan::Plan(Site& site, std::vector<Range> ranges)
       cpu_(ranges_.size(), 0.0),
       waiting_(ranges_.size(), 0.0) {}
 
+Plan::Plan(Site& site, std::unique_ptr<Taking> taking) : site_(&site), taking_(std::move(taking)) {}
+
 Plan::Plan(Plan&& o) noexcept
     : site_(std::exchange(o.site_, nullptr)),
       ranges_(std::move(o.ranges_)),
+      taking_(std::move(o.taking_)),
       wall_(std::move(o.wall_)),
       cpu_(std::move(o.cpu_)),
       waiting_(std::move(o.waiting_)),
@@ -114,8 +117,19 @@ Plan::~Plan() {
   publish();
 }
 
-Plan::iterator Plan::begin() { return iterator(this, 0); }
-Plan::iterator Plan::end() { return iterator(this, ranges_.size()); }
+Plan::iterator Plan::begin() { return iterator(this, taking_ ? next(done) : ranges_.empty() ? done : 0); }
+Plan::iterator Plan::end() { return iterator(this, done); }
+
+std::size_t Plan::next(std::size_t index) {
+  if (!taking_) return index + 1 < ranges_.size() ? index + 1 : done;
+  Range r{};
+  if (!take_next(*taking_, r)) return done;
+  ranges_.push_back(r);
+  wall_.push_back(0);
+  cpu_.push_back(0);
+  waiting_.push_back(0);
+  return ranges_.size() - 1;
+}
 
 const Range& Plan::iterator::operator*() const {
   plan_->range_started(index_);
@@ -124,7 +138,7 @@ const Range& Plan::iterator::operator*() const {
 
 Plan::iterator& Plan::iterator::operator++() {
   plan_->range_finished(index_);
-  ++index_;
+  index_ = plan_->next(index_);
   return *this;
 }
 
@@ -149,6 +163,10 @@ void Plan::range_finished(std::size_t index) {
 }
 
 void Plan::publish() {
+  if (taking_) {
+    site_->state().takes += taking_->takes;
+    site_->state().iterations_taken += taking_->iterations_taken;
+  }
   site_->state().in_ranges += std::accumulate(wall_.begin(), wall_.end(), 0.0);
   Glue& g = glue();
   g.cpu_in_ranges += std::accumulate(cpu_.begin(), cpu_.end(), 0.0);
@@ -178,8 +196,11 @@ void Plan::publish() {
   std::vector<double> taken(ranges_.size());
   for (std::size_t i = 0; i < ranges_.size(); ++i)
     taken[i] = cpu_[i] / share + std::max(0.0, wall_[i] - cpu_[i] - waiting_[i]);
+  std::vector<Span> ran;
+  if (taking_) fold_ran(*taking_, taken, cpu_, ran);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
-  g.pending.push_back({st.id, st.execution, {std::move(taken), cpu_, st.period, shared, st.step_cpu}, st.lb, st.ub, st.step});
+  g.pending.push_back(
+      {st.id, st.execution, {std::move(taken), cpu_, st.period, shared, st.step_cpu, std::move(ran)}, st.lb, st.ub, st.step});
   attach_to_barrier(g);
 }
 

@@ -107,6 +107,8 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   bool have = false;
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
+  // What ranks took from each other is the split measured, and the next one's start.
+  if (have && st.took && adopt_taken(st, figs)) refresh_followers(st);
   const Geometry g = decision_geometry(st, accesses, n, have && st.model.opt.policy == Policy::locality);
   if (st.follows && st.follows != leader) st.follows->group.erase(st.id);
   // A site that followed holds the leader's ranges but no figures or tables of its own: back
@@ -126,15 +128,26 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || moved)) trace(st, figs, moved);
   if (csv) trace_csv(st, ran, figs, moved);
   ++st.execution;
+  st.took = takes_work(st, accesses, follow, nranks);
+  glue().lastprivate = false;
   std::optional<std::vector<Run>> written = written_runs(accesses, a, lb, ub, step);
-  const std::vector<Run> exclusive = written ? exclusive_runs(*written, head.group, st.id) : std::vector<Run>{};
+  std::vector<Run> exclusive = written ? exclusive_runs(*written, head.group, st.id) : std::vector<Run>{};
   head.group[st.id].runs = written ? std::move(*written) : std::vector<Run>{};
+  std::unique_ptr<Plan::Taking> taking;
+  std::vector<Run> tail_pages;
+  if (st.took) {
+    Chunks chunks = cut_chunks(a, accesses);
+    tail_pages = written_runs(accesses, tails(chunks), lb, ub, step).value_or(std::vector<Run>{});
+    exclusive = without_pages(exclusive, tail_pages);
+    taking = start_taking(std::move(chunks), accesses, lb, ub, step, glue().starts, opts);
+  }
   record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);
+  contest(tail_pages, nranks);
   prefetch_sections(accesses, a, lb, ub, step, me, opts, st.reads_fetched);
   if (opts.prefetch) prefetch_sparse(st, accesses, mine);
-  return Plan(site, std::move(mine));
+  return taking ? Plan(site, std::move(taking)) : Plan(site, std::move(mine));
 }
 
 }  // namespace dsm::lb

@@ -126,6 +126,12 @@ std::vector<std::vector<std::byte>> runtime::gather(std::vector<std::byte> mine)
   return parts;
 }
 
+Reduction::Reduction(std::initializer_list<Reduced> vars) : vars_(vars) {
+  // The next loop runs with ranks not taking work: a lastprivate value comes from the rank
+  // whose own ranges end with the last iteration.
+  for (const Reduced& v : vars_) runtime::glue().lastprivate |= v.op == Op::last;
+}
+
 Plan Reduction::track(Plan plan) {
   // A rank's ranges are sorted and disjoint, so its greatest iteration is the last it runs.
   for (const Range& r : plan.ranges())

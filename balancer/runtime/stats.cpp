@@ -127,6 +127,8 @@ std::string stats_json() {
     char own[64];  // this rank's alone: the launcher puts every rank's together
     std::snprintf(own, sizeof own, "\"in_ranges\": %.6f, ", st->in_ranges);
     out += own;
+    if (st->takes > 0)  // this rank's, like in_ranges
+      out += "\"takes\": " + std::to_string(st->takes) + ", \"iterations_taken\": " + std::to_string(st->iterations_taken) + ", ";
     if (st->follows) {  // its ranks were never measured: the leader's powers decide
       out += "\"follows\": ";
       json_string(out, st->follows->name);

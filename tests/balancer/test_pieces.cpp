@@ -191,7 +191,7 @@ TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3, {{0, 10}, {12, 20}}}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
                {std::byte{1}, std::byte{2}, std::byte{3}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
@@ -205,6 +205,8 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK((*out)[0].figures.wall == std::vector<double>{0.5, 0.25});
   CHECK((*out)[0].figures.period == 2e-3);
   CHECK((*out)[0].figures.step_cpu == 1.5e-3);
+  CHECK((*out)[0].figures.ran == std::vector<Span>{{0, 10}, {12, 20}});
+  CHECK((*out)[1].figures.ran.empty());
   CHECK_FALSE((*out)[0].figures.core_shared);
   CHECK((*out)[1].figures.wall.empty());
   CHECK((*out)[1].figures.core_shared);
@@ -223,6 +225,17 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, 0, false, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
+  // Spans ran: one per figure, sorted, apart and not empty.
+  const auto ran = [](std::vector<Span> spans) {
+    const std::size_t n = spans.size();
+    return encode_figures(Published{0, {{1, 1, {std::vector<double>(n), std::vector<double>(n), 0, false, 0, std::move(spans)}}}});
+  };
+  CHECK(decode_figures(ran({{0, 4}, {5, 9}})));
+  CHECK_FALSE(decode_figures(ran({{5, 9}, {0, 4}})));
+  CHECK_FALSE(decode_figures(ran({{0, 4}, {4, 9}})));
+  CHECK_FALSE(decode_figures(ran({{3, 3}})));
+  CHECK_FALSE(decode_figures(ran({{-2, 3}})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0, 0}, {0, 0}, 0, false, 0, {{0, 4}}}}}})));
   CHECK(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes)})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {}, std::vector<std::byte>(max_reduction_bytes + 1)})));
 }

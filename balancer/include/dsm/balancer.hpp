@@ -145,17 +145,23 @@ class Site {
 };
 
 // The ranges this rank runs in one execution of a site. Iterating it times the work done
-// inside each range (not waiting); the figures travel with the next barrier.
+// inside each range (not waiting); the figures travel with the next barrier. Where ranks
+// take work from each other (DSM_LB_TAKE), the ranges are chunks handed out as the
+// iteration goes: this rank's own first, then chunks taken from the tails of ranks of its
+// host that lag, and ranges() lists those handed out so far.
 class Plan {
  public:
   class iterator;
+  struct Taking;  // the chunks of an execution where work is taken (balancer/runtime/take.cpp)
   Plan(Site& site, std::vector<Range> ranges);
+  Plan(Site& site, std::unique_ptr<Taking> taking);
   ~Plan();
   Plan(Plan&&) noexcept;
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
   iterator begin();
   iterator end();
+  static constexpr std::size_t done = ~std::size_t{0};  // index of the end iterator
   const std::vector<Range>& ranges() const { return ranges_; }
 
   class iterator {
@@ -177,9 +183,13 @@ class Plan {
   friend class iterator;
   void range_started(std::size_t index);
   void range_finished(std::size_t index);
+  // The index of the range after `index` (done: none), handing out the next chunk if the plan
+  // takes work.
+  std::size_t next(std::size_t index);
   void publish();
   Site* site_;  // nullptr once moved from
   std::vector<Range> ranges_;
+  std::unique_ptr<Taking> taking_;
   // Seconds inside each range: wall, CPU of this thread, and runnable but waiting for a core.
   std::vector<double> wall_, cpu_, waiting_;
   double started_ = 0, cpu_started_ = 0, waiting_started_ = 0;
@@ -256,7 +266,7 @@ Reduced reduced(T& var) {
 // The variables of one execution's reduction clause.
 class Reduction {
  public:
-  Reduction(std::initializer_list<Reduced> vars) : vars_(vars) {}
+  Reduction(std::initializer_list<Reduced> vars);
   // Collective, a barrier: every variable then holds its value before the loop combined with
   // every rank's part, in rank order, so that every rank has the same value (floating-point
   // parts add up in another order than the sequential loop's). Ranks whose variables differ

@@ -32,7 +32,7 @@ inline constexpr std::uint32_t state_count = 5;
 const char* to_string(RankState);
 
 inline constexpr std::uint64_t magic = 0x4452414f424d5344;  // "DSMBOARD" in memory
-inline constexpr std::uint32_t version = 3;  // raised with every change of the layout
+inline constexpr std::uint32_t version = 4;  // raised with every change of the layout
 inline constexpr std::uint32_t max_ranks = 4096;  // dsmrun's limit
 inline constexpr std::size_t job_id_size = 24;    // "dsm-" + 16 hex digits + NUL, padded
 
@@ -51,6 +51,9 @@ struct alignas(64) Slot {
   std::atomic<std::uint32_t> state;     // RankState
   std::atomic<std::uint64_t> pid;
   std::atomic<std::uint64_t> since_ns;  // when the rank entered its state (CLOCK_MONOTONIC_COARSE)
+  // The chunks of a loop's execution not yet started by the rank, which its peers on this host
+  // take from while it lags (balancer/runtime/take.cpp); any rank of the host writes it.
+  std::atomic<std::uint64_t> chunks;
   stats::Counters stats;
   net::Traffic traffic;
 };

@@ -503,6 +503,23 @@ std::optional<std::vector<int>> host_peer_pids() {
   return out;
 }
 
+std::atomic<std::uint64_t>* chunk_word(int r) {
+  auto& s = state();
+  if (!s.board || r < 0 || r >= s.nprocs) return nullptr;
+  board::Slot& slot = s.board->slot(r);
+  if (r != s.me && slot.pid.load(std::memory_order_relaxed) == 0) return nullptr;
+  return &slot.chunks;
+}
+
+bool unheld(const void* addr, std::size_t bytes) {
+  auto& s = state();
+  if (s.nprocs == 1) return true;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  for (std::uint32_t p = first; p < last; ++p)
+    if (s.holds.claims.holder(p) != -1 || s.holds.claims.owner(p, s.sync.epoch) != -1) return false;
+  return true;
+}
+
 Extent allocation_of(const void* addr) {
   auto& s = state();
   if (!s.region || !s.region->contains(addr)) return {nullptr, 0};

@@ -1,6 +1,7 @@
 // What the runtime offers the balancer (balancer/) inside libdsm. Not a public header.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -90,6 +91,16 @@ CoreShare watch_core();
 // Process ids of the job's other ranks on this host that have started, from the host's
 // statistics board; none without one.
 std::optional<std::vector<int>> host_peer_pids();
+
+// The word on this host's statistics board through which ranks take a loop's chunks from
+// rank `r` (balancer/runtime/take.cpp): nullptr where `r` runs on another host, has not
+// started yet, or there is no board.
+std::atomic<std::uint64_t>* chunk_word(int r);
+
+// Whether no rank holds a page of [addr, addr+bytes) across barriers (dsm::own, a loop's
+// exclusive writes) and none was claimed since the last barrier: a rank may then write
+// there beside another with twins and diffs, and neither writes a page whole.
+bool unheld(const void* addr, std::size_t bytes);
 
 // Data sent by value from this rank's application thread to another's, outside the
 // consistency protocol (a pipeline's boundary strips): messages from one rank arrive in the
