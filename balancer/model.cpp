@@ -68,7 +68,12 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
   if (const char* v = getenv_fn("DSM_LB_BULK_WRITE")) o.bulk_write = parse_bool(v, "DSM_LB_BULK_WRITE");
   if (const char* v = getenv_fn("DSM_LB_EXCLUSIVE")) o.exclusive = parse_bool(v, "DSM_LB_EXCLUSIVE");
   if (const char* v = getenv_fn("DSM_LB_SOLO")) o.solo = parse_bool(v, "DSM_LB_SOLO");
-  if (const char* v = getenv_fn("DSM_LB_TAKE")) o.take = parse_bool(v, "DSM_LB_TAKE");
+  if (const char* v = getenv_fn("DSM_LB_TAKE")) {
+    const std::string t = v;
+    if (t != "0" && t != "1" && t != "always")
+      throw std::invalid_argument("DSM_LB_TAKE=" + t + ": expected 0 (never), 1 (where it pays) or always");
+    o.take = t == "always" ? Options::Take::always : t == "1" ? Options::Take::where_it_pays : Options::Take::never;
+  }
   if (const char* v = getenv_fn("DSM_LB_TRACE")) o.trace = static_cast<int>(parse_long(v, "DSM_LB_TRACE", 0, 2));
   if (const char* v = getenv_fn("DSM_LB_SHARES")) o.shares = parse_shares(v, "DSM_LB_SHARES");
   return o;

@@ -74,8 +74,9 @@ struct Options {
   bool bulk_write = true;  // open the write sections in bulk before the loop
   bool exclusive = true;   // claim pages that only one rank writes (no twins, no diffs)
   // Ranks of one host take chunks from the tail of a lagging rank's block inside an
-  // execution (balancer/runtime/take.cpp); what each ran becomes the next split.
-  bool take = false;
+  // execution (balancer/runtime/take.cpp); what each ran becomes the next split. Where it
+  // pays: where the pages that may change hands cost little beside an execution.
+  enum class Take { never, where_it_pays, always } take = Take::where_it_pays;
   int horizon = 10;         // fewest executions over which a saving is counted (t_stable)
   // Fraction of its share of a core that other programs also use which a rank's short ranges
   // (a few milliseconds to the next barrier) can count on: the share is a long-run average,
@@ -91,7 +92,7 @@ struct Options {
 
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
 // DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_HEADROOM,
-// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE, DSM_LB_SOLO, DSM_LB_TAKE (the 0/1 switches default to 1 but DSM_LB_TAKE), DSM_LB_TRACE,
+// DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE, DSM_LB_SOLO (the 0/1 switches default to 1), DSM_LB_TAKE (0, 1 or always), DSM_LB_TRACE,
 // DSM_LB_SHARES (positive weights, one per rank, comma-separated). Throws std::invalid_argument
 // naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);

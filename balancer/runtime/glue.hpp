@@ -75,7 +75,7 @@ struct FollowKey {
 
 // Every rank's spans of an execution cut into chunks on one grid of whole pages of the
 // written array, for ranks to take from each other (take.cpp); tail[r]: rank r's first chunk
-// that may change hands (the last quarter).
+// that may change hands (the second half).
 struct Chunks {
   std::vector<std::vector<Span>> of;
   std::vector<std::uint32_t> tail;
@@ -123,6 +123,7 @@ struct Plan::Taking {
   std::vector<std::atomic<std::uint64_t>*> words;  // per rank; nullptr: not takeable from here
   std::vector<Section> accesses;                   // to fetch a taken chunk's pages in bulk
   Options opts;
+  bool takes_from_others = true;  // false: runs its own chunks only
   std::vector<Span> handed;  // the span of every range handed out, in order
   long takes = 0, iterations_taken = 0;
 };
@@ -258,13 +259,17 @@ bool takes_work(const Site::State& st, std::span<const Section> accesses, bool f
 Chunks cut_chunks(const Assignment& a, std::span<const Section> accesses);
 // The spans of every rank's tail chunks.
 Assignment tails(const Chunks& c);
+// Whether the tails' pages (`tail_pages`), written with twins and diffs at every execution,
+// cost little beside the slowest rank's time in the last one: at most a twentieth. Not
+// before the loop was measured; always under DSM_LB_TAKE=always.
+bool take_pays(const SiteModel& m, const std::vector<Run>& tail_pages);
 // Claims the pages of `runs` for two owners: no rank writes them whole, and holds of them end.
 void contest(const std::vector<Run>& runs, int nranks);
 // This rank's plan state for a taking execution (execution `tag` of every site's, the same
-// on every rank); sets up the words of the host's ranks. Before the execution's claims: a
+// on every rank) of a site decided by `m`; sets up the words of the host's ranks. Before the execution's claims: a
 // tail chunk may be taken only where no rank held its written pages before them.
 std::unique_ptr<Plan::Taking> start_taking(Chunks chunks, std::span<const Section> accesses, long lb, long ub, long step,
-                                           std::uint64_t tag, const Options& o);
+                                           std::uint64_t tag, const SiteModel& m);
 // The next chunk this rank runs: its own, else one taken; false when none is left.
 bool take_next(Plan::Taking& t, Range& out);
 // A taking plan's figures per chunk, in handing-out order, folded into the spans it ran.

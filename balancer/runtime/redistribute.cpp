@@ -138,8 +138,13 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (st.took) {
     Chunks chunks = cut_chunks(a, accesses);
     tail_pages = written_runs(accesses, tails(chunks), lb, ub, step).value_or(std::vector<Run>{});
-    exclusive = without_pages(exclusive, tail_pages);
-    taking = start_taking(std::move(chunks), accesses, lb, ub, step, glue().starts, opts);
+    st.took = take_pays(st.model, tail_pages);
+    if (st.took) {
+      exclusive = without_pages(exclusive, tail_pages);
+      taking = start_taking(std::move(chunks), accesses, lb, ub, step, glue().starts, st.model);
+    } else {
+      tail_pages.clear();
+    }
   }
   record_writes(exclusive);
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);

@@ -13,11 +13,14 @@
 // yet): every rank computes the same chunks, and a word is set up only when the execution
 // it holds is older and has no chunk left, so a lagging rank never resets a newer one.
 //
-// Pages: the chunks that may change hands are the tail of each block (its last quarter).
+// Pages: the chunks that may change hands are the tail of each block (its second half).
 // Their written pages are claimed for two owners, so that nobody writes them whole and
 // holds of them end: whichever rank runs a tail chunk writes it with twins and diffs, while
 // the rest of the block stays exclusive. A tail chunk whose pages a rank still held before
-// the execution (a block that moved) is not taken until the next one.
+// the execution (a block that moved) is not taken until the next one. Those twins cost at
+// every execution, so a loop takes work only where they cost little beside it (take_pays):
+// a loop of a few milliseconds over rows of several pages each (Jacobi) would spend more on
+// them than a take saves.
 #include "glue.hpp"
 
 #include <dsm/dsm.hpp>
@@ -79,7 +82,7 @@ std::uint32_t takeable(std::uint64_t w, std::uint32_t tag, std::uint32_t limit) 
 
 bool takes_work(const Site::State& st, std::span<const Section> accesses, bool follows, int nranks) {
   const Options& o = st.model.opt;
-  if (!o.take || nranks <= 1 || follows || o.policy == Policy::static_blocks || !o.shares.empty() ||
+  if (o.take == Options::Take::never || nranks <= 1 || follows || o.policy == Policy::static_blocks || !o.shares.empty() ||
       glue().lastprivate || st.model.solo.stage == SiteModel::Solo::Stage::alone ||
       st.model.solo.stage == SiteModel::Solo::Stage::trying)
     return false;
@@ -119,7 +122,7 @@ Chunks cut_chunks(const Assignment& a, std::span<const Section> accesses) {
         at = to;
       }
     const std::size_t count = c.of[r].size();
-    c.tail[r] = static_cast<std::uint32_t>(count - std::max<std::size_t>(1, count / 4));
+    c.tail[r] = static_cast<std::uint32_t>(count - std::max<std::size_t>(1, count / 2));
   }
   return c;
 }
@@ -133,6 +136,19 @@ Assignment tails(const Chunks& c) {
   return out;
 }
 
+bool take_pays(const SiteModel& m, const std::vector<Run>& tail_pages) {
+  // A tail page's twin, diff and write notice: the protocol's time per twin in a Jacobi sweep
+  // whose tails were taken from (6 us on the paravirtualized VM of docs/results.md).
+  constexpr double page_seconds = 6e-6;
+  constexpr double budget = 0.05;
+  if (m.opt.take == Options::Take::always) return true;
+  if (m.last_wall.empty()) return false;
+  long pages = 0;
+  for (const Run& r : tail_pages) pages += r.last - r.first + 1;
+  const double slowest = *std::max_element(m.last_wall.begin(), m.last_wall.end());
+  return static_cast<double>(pages) * page_seconds <= budget * slowest;
+}
+
 void contest(const std::vector<Run>& runs, int nranks) {
   for (const Run& run : runs)
     for (const int owner : {run.rank, (run.rank + 1) % nranks})
@@ -141,13 +157,16 @@ void contest(const std::vector<Run>& runs, int nranks) {
 }
 
 std::unique_ptr<Plan::Taking> start_taking(Chunks chunks, std::span<const Section> accesses, long lb, long ub, long step,
-                                           std::uint64_t tag, const Options& o) {
+                                           std::uint64_t tag, const SiteModel& m) {
   auto t = std::make_unique<Plan::Taking>();
   t->me = rank();
+  // A rank out of the computation (its core another program's) takes nothing either.
+  const auto me = static_cast<std::size_t>(t->me);
+  t->takes_from_others = !(me < m.left.size() && m.left[me]);
   t->tag = static_cast<std::uint32_t>(tag % tag_mask) + 1;
   t->lb = lb, t->ub = ub, t->step = step;
   t->accesses.assign(accesses.begin(), accesses.end());
-  t->opts = o;
+  t->opts = m.opt;
   const std::size_t n = chunks.of.size();
   t->limit.assign(n, 0);
   t->words.assign(n, nullptr);
@@ -176,7 +195,7 @@ bool take_next(Plan::Taking& t, Range& out) {
     out = to_ranges({mine[chunk]}, t.lb, t.ub, t.step).front();
     return true;
   }
-  while (true) {
+  while (t.takes_from_others) {
     std::size_t victim = me;
     std::uint32_t most = 0;
     for (std::size_t r = 0; r < t.words.size(); ++r)
@@ -197,6 +216,7 @@ bool take_next(Plan::Taking& t, Range& out) {
     prefetch_taken(t.accesses, out, t.opts);
     return true;
   }
+  return false;
 }
 
 void fold_ran(const Plan::Taking& t, std::vector<double>& taken, std::vector<double>& cpu, std::vector<Span>& ran) {

@@ -1,5 +1,5 @@
-// Integration check through dsmrun (DSM_LB_TAKE=1): ranks take chunks of a loop from a rank
-// that stopped inside it. A row loop writes a page a row; in some executions the last rank
+// Integration check through dsmrun (DSM_LB_TAKE=always): ranks take chunks of a loop from a rank
+// that stopped inside it. A row loop writes a page a row (milliseconds of work an execution); in some executions the last rank
 // stops itself (SIGSTOP, a child sends SIGCONT 50 ms later) before its first chunk, and in
 // others it sleeps 20 ms in each of its chunks (a slow rank): the other ranks take from its
 // tail meanwhile. Every execution's rows are checked against a sequential computation on
@@ -19,7 +19,13 @@ namespace {
 constexpr long rows = 256, row_doubles = 512;  // a page a row
 constexpr int executions = 12;
 
-double value(int t, long i, long j) { return static_cast<double>(t * 5 + i * 3 + j % 17) * 0.25; }
+// Some work per element, so that an execution takes milliseconds: ranks take work only
+// where the pages of what they may take cost little beside it.
+double value(int t, long i, long j) {
+  double v = static_cast<double>(t * 5 + i * 3 + j % 17) * 0.25;
+  for (int k = 0; k < 100; ++k) v = v * 0.5 + static_cast<double>(k);
+  return v;
+}
 
 bool stops(int t) { return t == 4 || t == 8; }
 bool crawls(int t) { return t == 6; }

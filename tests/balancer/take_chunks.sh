@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# take_chunks.sh DSMRUN TAKE_CHUNKS N PROVIDER: with DSM_LB_TAKE=1, the ranks that run on
+# take_chunks.sh DSMRUN TAKE_CHUNKS N PROVIDER: with DSM_LB_TAKE=always, the ranks that run on
 # take chunks of the loop from the last rank while it is stopped or slow (take_chunks.cpp),
 # every row stays exact, and the statistics count the takes of the other ranks.
 set -euo pipefail
@@ -8,7 +8,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "take_chunks: $*" >&2; exit 1; }
 # The split changes only by what was taken (no warm-up end, no loop alone on one rank).
-DSM_LB_TAKE=1 DSM_LB_WARMUP=1000000 DSM_LB_SOLO=0 \
+DSM_LB_TAKE=always DSM_LB_WARMUP=1000000 DSM_LB_SOLO=0 \
   "$dsmrun" -n "$n" --provider "$provider" --timeout 100 --stats-json "$dir/stats.json" "$prog" >"$dir/out" ||
   fail "the job failed: $(cat "$dir/out")"
 [ "$(grep -c ': 0 wrong$' "$dir/out")" = "$n" ] || fail "wrong rows: $(cat "$dir/out")"

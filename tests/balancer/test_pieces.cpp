@@ -286,6 +286,14 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   env = {{"DSM_LB_HEADROOM", "1.5"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_HEADROOM"));
   env = {};
+  CHECK(options_from(get).take == Options::Take::where_it_pays);
+  env = {{"DSM_LB_TAKE", "0"}};
+  CHECK(options_from(get).take == Options::Take::never);
+  env = {{"DSM_LB_TAKE", "always"}};
+  CHECK(options_from(get).take == Options::Take::always);
+  env = {{"DSM_LB_TAKE", "yes"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_TAKE=yes") && Catch::Contains("always"));
+  env = {};
   CHECK(options_from(get).evidence == 0.1);
   env = {{"DSM_LB_EVIDENCE", "0"}};  // act on imbalances of any length (the executions decide)
   CHECK(options_from(get).evidence == 0);
