@@ -27,13 +27,13 @@ while (($#)); do
   esac
 done
 [ -r "$trace" ] || die_setup "cannot read $trace"
-[ "$(head -n 1 "$trace")" = "time,loop,execution,rank,iterations,seconds,period,power,moved" ] ||
+[ "$(head -n 1 "$trace")" = "time,loop,execution,rank,iterations,seconds,period,power,moved,taken" ] ||
   die_setup "$trace is not a balancer trace (its first line is not the trace's header)"
 need_command gnuplot gnuplot-nox
 
-# Loop names may be quoted CSV fields with commas: awk splits on the last eight commas.
-rows() { awk '{ n = split($0, f, ","); loop = f[2]; for (i = 3; i <= n - 7; ++i) loop = loop "," f[i];
-                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f[1], loop, f[n-6], f[n-5], f[n-4], f[n-2], f[n] }' "$trace" | tail -n +2; }
+# Loop names may be quoted CSV fields with commas: awk splits on the last nine commas.
+rows() { awk '{ n = split($0, f, ","); loop = f[2]; for (i = 3; i <= n - 8; ++i) loop = loop "," f[i];
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f[1], loop, f[n-7], f[n-6], f[n-5], f[n-3], f[n-1] }' "$trace" | tail -n +2; }
 if [ -z "$loop" ]; then
   loop=$(rows | awk -F'\t' '{ c[$2]++ } END { for (l in c) if (c[l] > best) { best = c[l]; pick = l } print pick }')
 fi

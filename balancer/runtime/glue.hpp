@@ -162,6 +162,7 @@ struct Glue {
   // same rows keep their pages on one rank instead of pulling them back and forth.
   std::map<FollowKey, Site::State*> leaders;
   bool lastprivate = false;  // a reduction with a lastprivate variable precedes the next loop
+  std::uint32_t last_take_tag = 0;  // the tag of the last execution where ranks took work (take.cpp)
   // The site whose range the application thread is in: a loop started there (from a function
   // its iterations call) would run only this rank's part of itself for this rank's part of
   // the outer loop.
@@ -261,8 +262,9 @@ Chunks cut_chunks(const Assignment& a, std::span<const Section> accesses);
 Assignment tails(const Chunks& c);
 // Whether the tails' pages (`tail_pages`), written with twins and diffs at every execution,
 // cost little beside the slowest rank's time in the last one: at most a twentieth. Not
-// before the loop was measured; always under DSM_LB_TAKE=always.
-bool take_pays(const SiteModel& m, const std::vector<Run>& tail_pages);
+// before the loop was measured; always under DSM_LB_TAKE=always; never for more chunks a
+// rank than its word counts.
+bool take_pays(const SiteModel& m, const Chunks& chunks, const std::vector<Run>& tail_pages);
 // Claims the pages of `runs` for two owners: no rank writes them whole, and holds of them end.
 void contest(const std::vector<Run>& runs, int nranks);
 // This rank's plan state for a taking execution (execution `tag` of every site's, the same
@@ -272,6 +274,8 @@ std::unique_ptr<Plan::Taking> start_taking(Chunks chunks, std::span<const Sectio
                                            std::uint64_t tag, const SiteModel& m);
 // The next chunk this rank runs: its own, else one taken; false when none is left.
 bool take_next(Plan::Taking& t, Range& out);
+// At the plan's end: own chunks a loop left early are nobody's to take.
+void finish_taking(Plan::Taking& t);
 // A taking plan's figures per chunk, in handing-out order, folded into the spans it ran.
 void fold_ran(const Plan::Taking& t, std::vector<double>& taken, std::vector<double>& cpu, std::vector<Span>& ran);
 // After a taking execution: what every rank ran becomes the site's split, when the figures
@@ -286,10 +290,13 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
 // deciding loop (followers take their leader's ranges and write none): when it was decided
 // on (seconds since the epoch), the loop, the execution measured (from 0), the rank, its
 // iterations and seconds inside its ranges then, the execution's period (start to next
-// start, barriers included), the rank's power after it, and whether the loop's ranges
-// changed for the next one. `ran`: the spans the figures measured.
+// start, barriers included), the rank's power after it, whether the loop's ranges changed
+// for the next one, and how many of its iterations it took from other ranks. `ran`: the
+// spans the figures measured; `decided`: the split decided for them, where ranks took work
+// from each other (else empty).
 bool trace_csv_on();
-void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<RankFigures>& figs, bool moved);
+void trace_csv(const Site::State& st, const Assignment& decided, const Assignment& ran,
+               const std::vector<RankFigures>& figs, bool moved);
 // The balancer's part of the statistics of `dsmrun --stats`.
 std::string stats_json();
 

@@ -114,6 +114,7 @@ Plan::Plan(Plan&& o) noexcept
 Plan::~Plan() {
   if (!site_) return;
   for (std::size_t i = 0; i < ranges_.size() && open_; ++i) range_finished(i);  // loop left early
+  if (taking_) finish_taking(*taking_);
   publish();
 }
 

@@ -108,6 +108,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   double page_seconds = 0;
   if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds);
   // What ranks took from each other is the split measured, and the next one's start.
+  const Assignment decided = have && st.took && me == 0 && trace_csv_on() ? st.model.assign : Assignment{};
   if (have && st.took && adopt_taken(st, figs)) refresh_followers(st);
   const Geometry g = decision_geometry(st, accesses, n, have && st.model.opt.policy == Policy::locality);
   if (st.follows && st.follows != leader) st.follows->group.erase(st.id);
@@ -126,7 +127,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const bool moved = st.model.redistributions != moves_before;
   if (moved && !follow) refresh_followers(st);
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || moved)) trace(st, figs, moved);
-  if (csv) trace_csv(st, ran, figs, moved);
+  if (csv) trace_csv(st, decided, ran, figs, moved);
   ++st.execution;
   st.took = takes_work(st, accesses, follow, nranks);
   glue().lastprivate = false;
@@ -138,7 +139,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   if (st.took) {
     Chunks chunks = cut_chunks(a, accesses);
     tail_pages = written_runs(accesses, tails(chunks), lb, ub, step).value_or(std::vector<Run>{});
-    st.took = take_pays(st.model, tail_pages);
+    st.took = take_pays(st.model, chunks, tail_pages);
     if (st.took) {
       exclusive = without_pages(exclusive, tail_pages);
       taking = start_taking(std::move(chunks), accesses, lb, ub, step, glue().starts, st.model);

@@ -27,7 +27,7 @@ std::FILE* csv_file() {
       std::fprintf(stderr, "dsm: DSM_LB_TRACE_CSV: cannot write '%s': %s\n", path, std::strerror(errno));
       std::exit(2);
     }
-    std::fputs("time,loop,execution,rank,iterations,seconds,period,power,moved\n", f);
+    std::fputs("time,loop,execution,rank,iterations,seconds,period,power,moved,taken\n", f);
     return std::unique_ptr<std::FILE, Close>(f);
   }();
   return file.get();
@@ -80,7 +80,26 @@ bool trace_csv_on() {
   return on;
 }
 
-void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<RankFigures>& figs, bool moved) {
+namespace {
+
+// Iterations of `spans` outside `within` (both sorted and apart).
+long outside(const std::vector<Span>& spans, const std::vector<Span>& within) {
+  long out = 0;
+  std::size_t w = 0;
+  for (const Span& s : spans) {
+    long inside = 0;
+    while (w < within.size() && within[w].end <= s.begin) ++w;
+    for (std::size_t k = w; k < within.size() && within[k].begin < s.end; ++k)
+      inside += std::min(s.end, within[k].end) - std::max(s.begin, within[k].begin);
+    out += s.size() - inside;
+  }
+  return out;
+}
+
+}  // namespace
+
+void trace_csv(const Site::State& st, const Assignment& decided, const Assignment& ran,
+               const std::vector<RankFigures>& figs, bool moved) {
   if (ran.size() != figs.size()) return;
   std::FILE* f = csv_file();
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -96,9 +115,10 @@ void trace_csv(const Site::State& st, const Assignment& ran, const std::vector<R
     double seconds = 0;
     for (const Span& sp : ran[r]) iterations += sp.size();
     for (double t : figs[r].wall) seconds += t;
-    std::fprintf(f, "%.6f,%s,%llu,%zu,%ld,%.9f,%.9f,%.4f,%d\n", now, loop.c_str(),
+    const long taken = r < decided.size() ? outside(ran[r], decided[r]) : 0;
+    std::fprintf(f, "%.6f,%s,%llu,%zu,%ld,%.9f,%.9f,%.4f,%d,%ld\n", now, loop.c_str(),
                  static_cast<unsigned long long>(st.execution - 1), r, iterations, seconds, st.period,
-                 r < power.size() ? power[r] : 0.0, moved ? 1 : 0);
+                 r < power.size() ? power[r] : 0.0, moved ? 1 : 0, taken);
   }
 }
 

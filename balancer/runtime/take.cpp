@@ -10,8 +10,9 @@
 // those left. The owner advances the front, takers pull back the end, both by
 // compare-and-swap, so a chunk runs once and a rank that stopped holds nothing locked. Any
 // rank of the host sets a word up for an execution (its owner may not have been scheduled
-// yet): every rank computes the same chunks, and a word is set up only when the execution
-// it holds is older and has no chunk left, so a lagging rank never resets a newer one.
+// yet): every rank computes the same chunks, and a word is set up only from the taking
+// execution before (the same on every rank) with no chunk left, so neither a rank that lags
+// nor one ahead (loops without a barrier between them) sets up a word its owner still needs.
 //
 // Pages: the chunks that may change hands are the tail of each block (its second half).
 // Their written pages are claimed for two owners, so that nobody writes them whole and
@@ -49,14 +50,12 @@ std::uint64_t make_word(std::uint32_t tag, std::uint64_t next, std::uint64_t end
 std::uint32_t tag_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> (2 * count_bits)); }
 std::uint32_t next_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> count_bits & count_mask); }
 std::uint32_t end_of(std::uint64_t w) { return static_cast<std::uint32_t>(w & count_mask); }
-// Whether tag `a` comes before `b` (tags wrap).
-bool older(std::uint32_t a, std::uint32_t b) { return a != b && ((b - a) & tag_mask) < (1u << 23); }
-
-// Sets `word` up for execution `tag` with `count` chunks unless it holds that execution
-// already, a newer one, or one with chunks left.
-void set_up(std::atomic<std::uint64_t>& word, std::uint32_t tag, std::uint32_t count) {
+// Sets `word` up for execution `tag` with `count` chunks if it holds the taking execution
+// before it (`prev`, the same on every rank) with no chunk left: never over an execution its
+// owner has not finished, nor over a later one.
+void set_up(std::atomic<std::uint64_t>& word, std::uint32_t prev, std::uint32_t tag, std::uint32_t count) {
   std::uint64_t w = word.load(std::memory_order_acquire);
-  while (older(tag_of(w), tag) && next_of(w) >= end_of(w))
+  while (tag_of(w) == prev && next_of(w) >= end_of(w))
     if (word.compare_exchange_weak(w, make_word(tag, 0, count), std::memory_order_acq_rel)) return;
 }
 
@@ -136,11 +135,13 @@ Assignment tails(const Chunks& c) {
   return out;
 }
 
-bool take_pays(const SiteModel& m, const std::vector<Run>& tail_pages) {
+bool take_pays(const SiteModel& m, const Chunks& chunks, const std::vector<Run>& tail_pages) {
   // A tail page's twin, diff and write notice: the protocol's time per twin in a Jacobi sweep
   // whose tails were taken from (6 us on the paravirtualized VM of docs/results.md).
   constexpr double page_seconds = 6e-6;
   constexpr double budget = 0.05;
+  for (const auto& of : chunks.of)
+    if (of.size() > count_mask) return false;  // more than a word counts (spans by the million)
   if (m.opt.take == Options::Take::always) return true;
   if (m.last_wall.empty()) return false;
   long pages = 0;
@@ -178,8 +179,12 @@ std::unique_ptr<Plan::Taking> start_taking(Chunks chunks, std::span<const Sectio
       --limit;
     t->limit[r] = limit;
     t->words[r] = detail::chunk_word(static_cast<int>(r));
-    if (t->words[r]) set_up(*t->words[r], t->tag, static_cast<std::uint32_t>(of.size()));
+    if (t->words[r]) set_up(*t->words[r], glue().last_take_tag, t->tag, static_cast<std::uint32_t>(of.size()));
   }
+  glue().last_take_tag = t->tag;
+  // A word that did not come to this execution (an earlier plan of this rank left early)
+  // stays out of it: this rank runs its chunks in order, and nobody takes from it.
+  if (t->words[me] && tag_of(t->words[me]->load(std::memory_order_acquire)) != t->tag) t->words[me] = nullptr;
   t->chunks = std::move(chunks);
   return t;
 }
@@ -217,6 +222,15 @@ bool take_next(Plan::Taking& t, Range& out) {
     return true;
   }
   return false;
+}
+
+void finish_taking(Plan::Taking& t) {
+  const auto me = static_cast<std::size_t>(t.me);
+  if (!t.words[me]) return;
+  std::atomic<std::uint64_t>& word = *t.words[me];
+  std::uint64_t w = word.load(std::memory_order_acquire);
+  while (tag_of(w) == t.tag && next_of(w) < end_of(w))
+    if (word.compare_exchange_weak(w, make_word(t.tag, end_of(w), end_of(w)), std::memory_order_acq_rel)) return;
 }
 
 void fold_ran(const Plan::Taking& t, std::vector<double>& taken, std::vector<double>& cpu, std::vector<Span>& ran) {
