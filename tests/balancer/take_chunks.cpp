@@ -1,10 +1,11 @@
-// Integration check through dsmrun (DSM_LB_TAKE=always): ranks take chunks of a loop from a rank
-// that stopped inside it. A row loop writes a page a row (milliseconds of work an execution); in some executions the last rank
-// stops itself (SIGSTOP, a child sends SIGCONT 50 ms later) before its first chunk, and in
-// others it sleeps 20 ms in each of its chunks (a slow rank): the other ranks take from its
-// tail meanwhile. Every execution's rows are checked against a sequential computation on
-// every rank, and the program prints the iterations this rank ran in the stopped
-// executions; the test's script reads the takes from the statistics.
+// Integration check through dsmrun (DSM_LB_TAKE=always): ranks take chunks of a loop from a
+// rank that stopped inside it. A row loop writes a page a row (milliseconds of work an
+// execution); in some executions the last rank stops itself (SIGSTOP, a child sends SIGCONT
+// 50 ms later) before its first chunk, and in others it sleeps 20 ms in each of its chunks (a
+// slow rank): the other ranks take from its tail meanwhile; a second loop follows with no
+// barrier between. Every execution's rows are checked against a sequential computation on
+// every rank, and the program prints the iterations this rank ran in the stopped executions;
+// the test's script reads the takes from the statistics.
 #include <dsm/balancer.hpp>
 #include <dsm/dsm.hpp>
 
@@ -50,7 +51,8 @@ void stop_for_a_while() {
 int main(int argc, char** argv) {
   dsm::init(argc, argv);
   double* sh_out = dsm::alloc<double>(rows * row_doubles);
-  static dsm::lb::Site site("take_chunks.cpp:rows");
+  double* sh_next = dsm::alloc<double>(rows * row_doubles);
+  static dsm::lb::Site site("take_chunks.cpp:rows"), next_site("take_chunks.cpp:next");
   const bool victim = dsm::rank() == dsm::nprocs() - 1;
   long wrong = 0, ran_while_stopped = 0;
   for (int t = 0; t < executions; ++t) {
@@ -65,9 +67,16 @@ int main(int argc, char** argv) {
         if (stops(t)) ++ran_while_stopped;
       }
     }
+    // A second loop with no barrier before it: the ranks that ran on start it while the
+    // stopped rank is still in the first, and must leave its chunks of both to it.
+    const dsm::lb::Section next_acc[] = {dsm::lb::section(sh_next, dsm::lb::Access::write, row_doubles, 0, row_doubles - 1)};
+    for (const dsm::lb::Range& r : dsm::lb::redistribute(next_site, 0, rows, 1, next_acc))
+      for (long i = r.lb; i < r.ub; i += r.step)
+        for (long j = 0; j < row_doubles; ++j) sh_next[i * row_doubles + j] = value(t + 1, i, j);
     dsm::barrier();
     for (long i = 0; i < rows; ++i)
-      for (long j = 0; j < row_doubles; ++j) wrong += sh_out[i * row_doubles + j] != value(t, i, j);
+      for (long j = 0; j < row_doubles; ++j)
+        wrong += (sh_out[i * row_doubles + j] != value(t, i, j)) + (sh_next[i * row_doubles + j] != value(t + 1, i, j));
     dsm::barrier();
   }
   std::printf("take_chunks: rank %d ran %ld iterations of the stopped executions\n", dsm::rank(), ran_while_stopped);
