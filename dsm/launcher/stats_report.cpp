@@ -19,8 +19,14 @@ namespace {
 
 namespace pt = boost::property_tree;
 
-// Per loop, each rank's wall time inside its ranges over the run (seconds, as reported).
-using InRanges = std::map<std::string, std::map<std::size_t, double>>;
+// Per loop, what each rank reports of itself: its wall time inside its ranges over the run
+// (seconds, as reported) and the chunks and iterations it took from other ranks.
+struct Own {
+  double in_ranges = 0;
+  bool timed = false;
+  long takes = 0, iterations_taken = 0;
+};
+using InRanges = std::map<std::string, std::map<std::size_t, Own>>;
 
 // One line per loop the balancer saw, then each rank's power, ranges, and time in them.
 void print_sites(const pt::ptree& sites, const InRanges& in_ranges) {
@@ -55,10 +61,14 @@ void print_sites(const pt::ptree& sites, const InRanges& in_ranges) {
     // Rank r's time in the loop's ranges as `before`, the seconds, `what`, and per execution.
     auto time_of = [&](std::size_t r, const char* before, const char* what) -> std::string {
       if (found == in_ranges.end() || !found->second.count(r)) return "";
-      const double seconds = found->second.at(r);
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "%s%.4g s%s (%.4g ms an execution)", before, seconds, what,
-                    executions > 0 ? seconds / executions * 1e3 : 0.0);
+      const Own& own = found->second.at(r);
+      char buf[192];
+      int n = own.timed ? std::snprintf(buf, sizeof buf, "%s%.4g s%s (%.4g ms an execution)", before, own.in_ranges, what,
+                                        executions > 0 ? own.in_ranges / executions * 1e3 : 0.0)
+                        : std::snprintf(buf, sizeof buf, "%s", "");
+      if (own.takes > 0)
+        std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n), "; took %ld chunks (%ld iterations) from other ranks",
+                      own.takes, own.iterations_taken);
       return buf;
     };
     if (auto per_rank = site.get_child_optional("ranks"); per_rank && !per_rank->empty())
@@ -117,8 +127,12 @@ Table read_reports(const std::vector<std::string>& reports) {
       for (const auto& [unused, b] : *bytes) t.bytes_to[r].push_back(b.data());
     if (auto balancer = tree.get_child_optional("sections.balancer")) {
       if (r == 0) t.sites = *balancer;
-      for (const auto& [name, site] : *balancer)
-        if (auto seconds = site.get_optional<double>("in_ranges")) t.in_ranges[name][r] = *seconds;
+      for (const auto& [name, site] : *balancer) {
+        Own& own = t.in_ranges[name][r];
+        if (auto seconds = site.get_optional<double>("in_ranges")) own.in_ranges = *seconds, own.timed = true;
+        own.takes = site.get("takes", 0L);
+        own.iterations_taken = site.get("iterations_taken", 0L);
+      }
     }
   }
   return t;
