@@ -11,15 +11,19 @@
 # medians of each round's ratio.
 # The yardstick beside the ideal: in each round, under the load, the same pass-compiled
 # program with each fixed split of SPLITS (rank 1's share of the work, DSM_LB_SHARES, cut as
-# POLICY cuts); the best of them is that round's best fixed split, and POLICY / best fixed
-# split is the median of each round's ratio (the share printed: the best one in most rounds).
+# POLICY cuts); the fastest of them is that round's best fixed split (the share printed: the
+# best one in most rounds). The fastest of a dozen noisy runs is faster than that split runs
+# on average (the winner's curse: Jacobi's runs at one split spread by a fifth), so the round
+# then runs that split and POLICY again, CONFIRM times each (default 2), interleaved, and
+# POLICY / best fixed split is the median of each round's ratio of their means; the sweep's
+# own ratio (POLICY's first run over the fastest of the sweep) is printed beside it.
 # ORACLE=hand sweeps the hand-parallelized version instead (--shares, --lb static): another
 # binary, whose inner loops ran up to 30 % faster or slower than the pass-compiled ones at one
 # rank for their placement alone (matmul at n = 256 and 260, docs/results.md).
 # Then a load that comes and goes: dsm-load on core 1 on for half of each period of PERIODS
 # seconds, POLICY against static in each round, runs of several periods each (the *_ONOFF_ARGS
 # sizes), and POLICY / static, the median of each round's ratio.
-# Environment: REPS, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
+# Environment: REPS, CONFIRM, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
 # SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep), ORACLE
 # ("pass" or "hand"), PERIODS ("0.5 4"; empty: no on/off load), MATMUL_ONOFF_ARGS,
 # JACOBI_ONOFF_ARGS, SHALLOW_ONOFF_ARGS; DSM_LB_* settings pass through to the ranks.
@@ -27,7 +31,8 @@
 shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not a column
 (($# <= 1)) || die_setup "usage: scripts/bench balance [BUILD_DIR]"
 (($# == 0)) || use_build "$1"
-reps=${REPS:-3}
+reps=${REPS:-3} confirm=${CONFIRM:-2}
+[[ $reps =~ ^[1-9][0-9]*$ && $confirm =~ ^[1-9][0-9]*$ ]] || die_setup "REPS and CONFIRM must be positive integers"
 policy=${POLICY:-auto}
 read -ra apps <<<"${APPS:-matmul jacobi shallow}"
 read -ra splits <<<"${SPLITS-0.15 0.175 0.2 0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
@@ -81,22 +86,43 @@ run_pair() {
   echo "$ta $tb"
 }
 
-# best_split APP [ARGS...]: "time share" of the fastest fixed split of SPLITS under the load,
-# rank 1 given `share` of the work: the pass-compiled program at DSM_LB_SHARES, or the hand
-# version with --shares and --lb static (ORACLE=hand).
+# fixed_run SHARE APP [ARGS...]: the time of one run under the load with rank 1 given SHARE of
+# the work: the pass-compiled program at DSM_LB_SHARES, or the hand version with --shares and
+# --lb static (ORACLE=hand).
+fixed_run() {
+  local f=$1 app=$2 w
+  shift 2
+  w=$(awk -v f="$f" 'BEGIN { print 1 - f "," f }')
+  if [ "$oracle" = pass ]; then DSM_LB_SHARES=$w timed_run "$policy" "$bin/${app}_pass" "$@"
+  else timed_run static "$bin/${app}_hand" "$@" --shares "$w"; fi
+}
+
+# best_split APP [ARGS...]: "time share" of the fastest fixed split of SPLITS under the load.
 best_split() {
-  local app=$1 f t w best='' share=''
+  local app=$1 f t best='' share=''
   shift
   for f in "${splits[@]}"; do
-    w=$(awk -v f="$f" 'BEGIN { print 1 - f "," f }')
-    if [ "$oracle" = pass ]; then t=$(DSM_LB_SHARES=$w timed_run "$policy" "$bin/${app}_pass" "$@")
-    else t=$(timed_run static "$bin/${app}_hand" "$@" --shares "$w"); fi
+    t=$(fixed_run "$f" "$app" "$@")
     if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t share=$f; fi
   done
   echo "$best $share"
 }
 
-# Over the rounds in `rows` ("noload static0 static_l bal_l [best share]" each): col N, the
+# confirm_split SHARE ROUND APP [ARGS...]: "fixed policy", the mean times of CONFIRM runs
+# each of the fixed split SHARE and of POLICY under the load, in pairs whose order
+# alternates: fresh runs of the split the sweep chose, which its fastest run overstates.
+confirm_split() {
+  local share=$1 round=$2 app=$3 k tf tp sf=0 sp=0
+  shift 3
+  for ((k = 0; k < confirm; k++)); do
+    if (((round + k) % 2)); then tp=$(timed_run "$policy" "$bin/${app}_pass" "$@"); tf=$(fixed_run "$share" "$app" "$@")
+    else tf=$(fixed_run "$share" "$app" "$@"); tp=$(timed_run "$policy" "$bin/${app}_pass" "$@"); fi
+    sf=$(awk -v a="$sf" -v b="$tf" 'BEGIN { print a + b }') sp=$(awk -v a="$sp" -v b="$tp" 'BEGIN { print a + b }')
+  done
+  awk -v f="$sf" -v p="$sp" -v k="$confirm" 'BEGIN { printf "%.6f %.6f\n", f / k, p / k }'
+}
+
+# Over the rounds in `rows` ("noload static0 static_l bal_l [best share fixed again]" each): col N, the
 # median of column N; per_round EXPR, the median of each round's value of the awk expression
 # EXPR.
 rows=()
@@ -107,7 +133,7 @@ per_round() { printf '%s\n' "${rows[@]}" | awk "{print $1}" | median; }
 usual_share() { printf '%s\n' "${rows[@]}" | awk '{ c[$6]++ } END { for (s in c) if (c[s] > n) { n = c[s]; b = s } print b }'; }
 
 printf '%-7s %9s %9s %9s %9s %9s %14s %9s' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
-((${#splits[@]} == 0)) && echo || printf ' %9s %6s %11s\n' best-fixed share "$policy/best"
+((${#splits[@]} == 0)) && echo || printf ' %9s %6s %11s %9s %9s %11s\n' sweep-best share "$policy/sweep" fixed "$policy" "$policy/best"
 
 for app in "${apps[@]}"; do
   prog=$bin/${app}_pass
@@ -126,8 +152,12 @@ for app in "${apps[@]}"; do
     pair=$(run_pair "$policy" static "$r" "$prog" ${args[$app]})
     read -r bal_l static_l <<<"$pair"
     best=
-    # shellcheck disable=SC2086
-    ((${#splits[@]} == 0)) || best=$(best_split "$app" ${args[$app]})
+    if ((${#splits[@]} > 0)); then
+      # shellcheck disable=SC2086
+      best=$(best_split "$app" ${args[$app]})
+      # shellcheck disable=SC2086
+      best="$best $(confirm_split "${best#* }" "$r" "$app" ${args[$app]})"
+    fi
     load_stop
     rows+=("$noload $static0 $static_l $bal_l $best")
   done
@@ -139,13 +169,15 @@ for app in "${apps[@]}"; do
   if ((${#splits[@]} == 0)); then echo
   else
     # shellcheck disable=SC2016
-    awk -v b="$(col 5)" -v f="$(usual_share)" -v r="$(per_round '$4 / $5')" 'BEGIN { printf " %9.3f %6s %11.3f\n", b, f, r }'
+    awk -v b="$(col 5)" -v f="$(usual_share)" -v r="$(per_round '$4 / $5')" -v fa="$(col 7)" -v pa="$(col 8)" \
+      -v ra="$(per_round '$8 / $7')" 'BEGIN { printf " %9.3f %6s %11.3f %9.3f %9.3f %11.3f\n", b, f, r, fa, pa, ra }'
   fi
 done
 if ((${#splits[@]} > 0)); then
   if [ "$oracle" = pass ]; then what="run of the same program at a fixed split (DSM_LB_SHARES)"
   else what="hand-parallelized run (--shares)"; fi
-  echo "best-fixed: the fastest $what under the load over rank 1's shares ${splits[*]}; share: the best in most rounds; $policy/best: median of each round's ratio"
+  echo "sweep-best: the fastest $what under the load over rank 1's shares ${splits[*]}; share: the best in most rounds; $policy/sweep: $policy's run over it"
+  echo "fixed, $policy: means of $confirm more runs each of that round's best split and of $policy, interleaved; $policy/best: median of each round's ratio of the two"
 fi
 
 ((${#periods[@]} > 0)) || exit 0
