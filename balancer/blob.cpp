@@ -47,6 +47,7 @@ std::vector<std::byte> encode_figures(const Published& p) {
     put(out, s.execution);
     put(out, s.figures.period);
     put(out, static_cast<std::uint8_t>(s.figures.core_shared));
+    put(out, s.figures.share);
     put(out, s.figures.step_cpu);
     put(out, s.lb);
     put(out, s.ub);
@@ -81,7 +82,8 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
     std::uint32_t spans = 0;
     std::uint8_t shared = 0;
     if (!r.get(s.site) || !r.get(s.execution) || !r.get(s.figures.period) || !valid_time(s.figures.period) ||
-        !r.get(shared) || shared > 1 || !r.get(s.figures.step_cpu) || !valid_time(s.figures.step_cpu) || !r.get(s.lb) || !r.get(s.ub) || !r.get(s.step) || s.step <= 0 || !r.get(spans) || spans > max_spans)
+        !r.get(shared) || shared > 1 || !r.get(s.figures.share) || !(s.figures.share > 0 && s.figures.share <= 1) ||
+        !r.get(s.figures.step_cpu) || !valid_time(s.figures.step_cpu) || !r.get(s.lb) || !r.get(s.ub) || !r.get(s.step) || s.step <= 0 || !r.get(spans) || spans > max_spans)
       return std::nullopt;
     s.figures.core_shared = shared != 0;
     if ((blob.size() - r.pos) / (2 * sizeof(double)) < spans) return std::nullopt;

@@ -1,6 +1,7 @@
 // The figures a rank attaches to a barrier: for each site executed since the last barrier,
 // its id, execution number, the wall/CPU seconds inside each of its spans, the period of
-// the execution before, whether the rank's core is shared with another program, the CPU
+// the execution before, whether the rank's core is shared with another program and the share
+// of it the rank got, the CPU
 // seconds inside every loop's ranges over that period, and the
 // loop's bounds (which every rank must have run it with), and the spans it ran where work was
 // taken inside the execution; then the rank's part of a
@@ -18,7 +19,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 8;
+inline constexpr std::uint8_t blob_version = 9;
 inline constexpr std::size_t max_reduction_bytes = 1 << 16;
 
 struct SiteFigures {

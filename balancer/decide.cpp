@@ -445,6 +445,7 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
   // A rank's core shared where it was not in the last figures, or the reverse: a turn.
   const bool seen = m.core_shared.size() == figs.size();
   if (!seen) m.core_shared.assign(figs.size(), 0);
+  m.core_got.resize(figs.size());
   bool turned = false;
   double period = 0, slowest = 0;  // the slowest rank's period, and time in its ranges
   bool every_period = true;
@@ -453,6 +454,7 @@ void observe(SiteModel& m, const std::vector<RankFigures>& figs) {
     m.last_cpu[r] = std::accumulate(figs[r].cpu.begin(), figs[r].cpu.end(), 0.0);
     turned = turned || (seen && figs[r].core_shared != (m.core_shared[r] != 0));
     m.core_shared[r] = figs[r].core_shared;
+    m.core_got[r] = figs[r].share;
     period = std::max(period, figs[r].period);
     every_period = every_period && figs[r].period > 0;
     slowest = std::max(slowest, m.last_wall[r]);
@@ -789,7 +791,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     back = std::find(m.left.begin(), m.left.end(), 1) != m.left.end();
     std::fill(m.left.begin(), m.left.end(), 0);
   } else {
-    back = update_left(m.left, m.speed, m.core_shared, m.opt.leave).returns > 0;
+    back = update_left(m.left, m.speed, m.core_shared, m.opt.leave, m.core_got, m.opt.leave_share).returns > 0;
   }
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);

@@ -148,6 +148,7 @@ struct SiteModel {
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
   std::vector<char> core_shared;            // per rank, from the last figures
+  std::vector<double> core_got;             // per rank, RankFigures::share of the last figures
   // Per rank: out of the computation while another program shares its core and it is far
   // slower than the fastest (opt.leave): no iterations until its core is its own again.
   std::vector<char> left;

@@ -63,6 +63,7 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
   if (const char* v = getenv_fn("DSM_LB_EVIDENCE")) o.evidence = parse_double(v, "DSM_LB_EVIDENCE", 0, 3600);
   if (const char* v = getenv_fn("DSM_LB_MIN_MOVE")) o.min_move = parse_double(v, "DSM_LB_MIN_MOVE", 0, 1);
   if (const char* v = getenv_fn("DSM_LB_LEAVE")) o.leave = parse_double(v, "DSM_LB_LEAVE", 0, 1);
+  if (const char* v = getenv_fn("DSM_LB_LEAVE_SHARE")) o.leave_share = parse_double(v, "DSM_LB_LEAVE_SHARE", 0, 1);
   if (const char* v = getenv_fn("DSM_LB_HEADROOM")) o.headroom = parse_double(v, "DSM_LB_HEADROOM", 0.05, 1);
   if (const char* v = getenv_fn("DSM_LB_PREFETCH")) o.prefetch = parse_bool(v, "DSM_LB_PREFETCH");
   if (const char* v = getenv_fn("DSM_LB_BULK_WRITE")) o.bulk_write = parse_bool(v, "DSM_LB_BULK_WRITE");
@@ -80,7 +81,7 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn) {
 }
 
 Turns update_left(std::vector<char>& left, const std::vector<double>& speed, const std::vector<char>& shared,
-                  double fraction) {
+                  double fraction, const std::vector<double>& got, double below) {
   left.resize(speed.size(), 0);
   double fastest = 0;
   for (std::size_t r = 0; r < speed.size(); ++r)
@@ -91,7 +92,8 @@ Turns update_left(std::vector<char>& left, const std::vector<double>& speed, con
     if (left[r] && !crowded) {
       left[r] = 0;
       ++turns.returns;
-    } else if (!left[r] && crowded && speed[r] > 0 && speed[r] < fraction * fastest) {
+    } else if (!left[r] && crowded && speed[r] > 0 && speed[r] < fraction * fastest &&
+               (r >= got.size() || got[r] <= below)) {
       left[r] = 1;
       ++turns.departures;
     }

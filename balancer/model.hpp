@@ -45,6 +45,11 @@ struct RankFigures {
   // The spans the rank ran where work was taken inside the execution (its own and those it
   // took, normalized; wall and cpu are per span of them); empty: the spans it was given.
   std::vector<Span> ran{};
+  // The share of its core the rank's thread got over about the last half second of its
+  // running: CPU time over CPU time plus waiting for the core (1: all of it, or not
+  // measured). Beside one other busy program it is about a half, beside three a quarter,
+  // where the speeds measured at that share cannot tell them apart.
+  double share = 1;
 };
 
 struct Options {
@@ -65,6 +70,14 @@ struct Options {
   // the fastest rank's leaves the computation (no iterations) until its core is its own
   // again; 0: never.
   double leave = 0.2;
+  // ... and whose thread gets at most this share of its core (RankFigures::share): beside
+  // one other busy program a rank keeps about half of its core and holds a barrier up by a
+  // time slice whether it runs its share or nothing (leaving made Jacobi's executions slower
+  // there, and in some hours it left in most runs); beside more, less. Jacobi's loaded rank
+  // got 0.37-0.68 (median 0.54-0.58) beside one busy loop, 0.28-0.53 (0.44) beside two,
+  // 0.23-0.52 (0.39-0.42) beside three: a reading this low says more than one. 1: the speed
+  // alone decides.
+  double leave_share = 0.35;
   // Try a loop on one rank alone where its periods cost far more than all the ranks' work in
   // them, and keep it there if that runs faster (decide.cpp, "solo").
   bool solo = true;
@@ -91,21 +104,22 @@ struct Options {
 };
 
 // Reads the options from environment-style values (nullptr = unset): DSM_LB, DSM_LB_WARMUP,
-// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_HEADROOM,
+// DSM_LB_THRESHOLD, DSM_LB_FILTER, DSM_LB_COST_BENEFIT, DSM_LB_CHANGE_COST, DSM_LB_EVIDENCE, DSM_LB_MIN_MOVE, DSM_LB_LEAVE, DSM_LB_LEAVE_SHARE, DSM_LB_HEADROOM,
 // DSM_LB_PREFETCH, DSM_LB_BULK_WRITE, DSM_LB_EXCLUSIVE, DSM_LB_SOLO (the 0/1 switches default to 1), DSM_LB_TAKE (0, 1 or always), DSM_LB_TRACE,
 // DSM_LB_SHARES (positive weights, one per rank, comma-separated). Throws std::invalid_argument
 // naming the variable on a bad value.
 Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 
 // Ranks out of the computation (A-MPI, seed 001, chapter 4): a rank in whose core another
-// program shares (`shared`) and whose speed is below `fraction` of the fastest rank in leaves;
-// a rank out comes back when its core is its own again. Updates `left` (one entry per speed);
-// the same figures give the same turns on every rank.
+// program shares (`shared`), whose speed is below `fraction` of the fastest rank in and whose
+// share of its core (`got`, RankFigures::share; missing entries: unknown, no bar) is below
+// `below` leaves; a rank out comes back when its core is its own again. Updates `left` (one
+// entry per speed); the same figures give the same turns on every rank.
 struct Turns {
   int departures = 0, returns = 0;
 };
 Turns update_left(std::vector<char>& left, const std::vector<double>& speed, const std::vector<char>& shared,
-                  double fraction);
+                  double fraction, const std::vector<double>& got = {}, double below = 1);
 
 // Equal blocks of n iterations over p ranks (what a naive compiler produces).
 Assignment equal_blocks(long n, int p);

@@ -263,6 +263,7 @@ SimResult simulate(const SimConfig& c, Policy policy) {
       // Exact, where the runtime's measurement (detail::watch_core) needs another program's
       // use of the core above a noise floor over 0.1 s windows.
       figs[r].core_shared = share[r] < 1;
+      figs[r].share = share[r];
     }
     const ExecutionRun run = run_execution(c, g, a, share, span_seconds);
     takes += run.takes;

@@ -152,6 +152,10 @@ struct Glue {
   std::uint64_t harvested_barrier = 0;
   double page_seconds = 0;  // the median page cost the ranks published last
   SchedTimes last_sched;    // of the application thread, at the end of its last loop
+  // Its CPU and core-waiting time since it began, each older second weighing e times less
+  // (per half second of its running): the share of its core it gets over a time that holds
+  // many time slices, where one short loop's reading is all or little.
+  SchedTimes got_recent;
   // Whether to read the time spent waiting for the core (a system call at the start and end
   // of every range and at every loop's end): not while the core share says nobody else runs
   // there.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <numeric>
@@ -53,14 +54,21 @@ namespace {
 // plus waiting for the core (read when `read_waiting`, which it updates), and, for a rank
 // bound to one core, at most what it could keep against other programs there
 // (detail::watch_core). At least 0.05. `shared`: another program takes that core's time.
+// `got`: the thread's CPU over CPU plus waiting over its last half second or so of running
+// (`recent`, which it updates), 1 while it waited for nothing.
 struct CoreShareReading {
   double share = 1;
   bool shared = false;
+  double got = 1;
 };
-CoreShareReading core_share(SchedTimes& last, bool& read_waiting) {
+CoreShareReading core_share(SchedTimes& last, SchedTimes& recent, bool& read_waiting) {
   const SchedTimes sched = sched_times(read_waiting);
   const double cpu = sched.cpu - last.cpu, waiting = sched.waiting - last.waiting;
   const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
+  constexpr double memory_seconds = 0.5;
+  const double keep = std::exp(-std::max(0.0, cpu + waiting) / memory_seconds);
+  recent = {recent.cpu * keep + std::max(0.0, cpu), recent.waiting * keep + std::max(0.0, waiting)};
+  const double got_recent = recent.waiting > 0 && recent.cpu > 0 ? recent.cpu / (recent.cpu + recent.waiting) : 1.0;
   const detail::CoreShare reading = detail::watch_core();
   const std::optional<double> core = reading.share;
   const bool shared = core && *core < 1.0;
@@ -69,7 +77,8 @@ CoreShareReading core_share(SchedTimes& last, bool& read_waiting) {
   const bool peers = reading.with_peers;
   read_waiting = !core || shared || peers;
   last = sched;
-  return {std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05), shared};
+  return {std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05), shared,
+          std::clamp(got_recent, 0.05, 1.0)};
 }
 
 }  // namespace
@@ -185,7 +194,7 @@ void Plan::publish() {
   // program keeps the core for a time slice at a time (a 4 ms tick at HZ=250), so ranges
   // that must end by a barrier a few milliseconds away count on the headroom's part of it,
   // and ranges that take `long_execution` or more at that share count on all of it.
-  const CoreShareReading reading = core_share(g.last_sched, g.read_waiting);
+  const CoreShareReading reading = core_share(g.last_sched, g.got_recent, g.read_waiting);
   double share = reading.share;
   const bool shared = reading.shared;
   if (shared) {
@@ -201,7 +210,8 @@ void Plan::publish() {
   if (taking_) fold_ran(*taking_, taken, cpu_, ran);
   std::erase_if(g.pending, [&](const SiteFigures& f) { return f.site == st.id; });
   g.pending.push_back(
-      {st.id, st.execution, {std::move(taken), cpu_, st.period, shared, st.step_cpu, std::move(ran)}, st.lb, st.ub, st.step});
+      {st.id, st.execution, {std::move(taken), cpu_, st.period, shared, st.step_cpu, std::move(ran), reading.got}, st.lb, st.ub,
+       st.step});
   attach_to_barrier(g);
 }
 

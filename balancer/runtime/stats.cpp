@@ -57,9 +57,11 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
     double taken = 0, cpu = 0;
     for (double t : figs[r].wall) taken += t;
     for (double c : figs[r].cpu) cpu += c;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, " | r%zu %.3f ms (cpu %.3f%s) power %.3f spans", r, taken * 1e3, cpu * 1e3,
-                  figs[r].core_shared ? ", core shared" : "", r < power.size() ? power[r] : 0.0);
+    char shared[48] = "";
+    if (figs[r].core_shared) std::snprintf(shared, sizeof shared, ", core shared, got %.2f", figs[r].share);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, " | r%zu %.3f ms (cpu %.3f%s) power %.3f spans", r, taken * 1e3, cpu * 1e3, shared,
+                  r < power.size() ? power[r] : 0.0);
     line += buf;
     for (const Span& sp : st.model.assign[r]) line += " [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) + ")";
   }

@@ -191,7 +191,8 @@ TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
 }
 
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
-  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3, {{0, 10}, {12, 20}}}}, {site_id("b.cpp:2"), 1, {{}, {}, 0, true}}},
+  Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3, {{0, 10}, {12, 20}}}},
+                   {site_id("b.cpp:2"), 1, {{}, {}, 0, true, 0, {}, 0.45}}},
                {std::byte{1}, std::byte{2}, std::byte{3}}};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
@@ -210,10 +211,12 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE((*out)[0].figures.core_shared);
   CHECK((*out)[1].figures.wall.empty());
   CHECK((*out)[1].figures.core_shared);
+  CHECK((*out)[0].figures.share == 1);
+  CHECK((*out)[1].figures.share == 0.45);
   for (std::size_t cut = 0; cut < blob.size(); ++cut)
     CHECK_FALSE(decode_figures(std::vector<std::byte>(blob.begin(), blob.begin() + cut)));
   auto bad = blob;
-  bad[0] = std::byte{9};
+  bad[0] = std::byte{blob_version + 1};
   CHECK_FALSE(decode_figures(bad));
   auto not_a_flag = blob;
   not_a_flag[1 + 8 + 4 + 8 + 8 + 8] = std::byte{2};  // the first site's core_shared
@@ -225,6 +228,8 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, 0, false, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
+  for (double share : {0.0, -0.5, 1.5, double(NAN)})  // a share of the core: in (0, 1]
+    CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{}, {}, 0, true, 0, {}, share}}}})));
   // Spans ran: one per figure, sorted, apart and not empty.
   const auto ran = [](std::vector<Span> spans) {
     const std::size_t n = spans.size();
@@ -279,6 +284,10 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_WARMUP"));
   env = {{"DSM_LB_THRESHOLD", "-1"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_THRESHOLD"));
+  env = {{"DSM_LB_LEAVE_SHARE", "0.5"}};
+  CHECK(options_from(get).leave_share == 0.5);
+  env = {{"DSM_LB_LEAVE_SHARE", "2"}};
+  CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_LEAVE_SHARE"));
   env = {{"DSM_LB_HEADROOM", "0.8"}};
   CHECK(options_from(get).headroom == 0.8);
   env = {{"DSM_LB_HEADROOM", "0"}};  // a rank would count on nothing of a shared core
