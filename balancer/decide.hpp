@@ -42,6 +42,10 @@ inline constexpr double turning_change_cost = 2;
 inline constexpr std::size_t own_window = 32 * rate_window;
 inline constexpr double own_cpu_share = 0.9;
 
+// Most a change's saving is scaled by the periods' stretch over the ranks' times
+// (SiteModel::stretches).
+inline constexpr double max_stretch = 4;
+
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
@@ -89,6 +93,11 @@ struct SiteModel {
   int window = 0;
   int observed = 0;  // usable executions since the start or the last change
   int streak = 0;    // consecutive usable executions that found the ranks out of balance
+  // The slowest rank's period (all ranks sent one) and its time in its ranges, per execution
+  // of the present spans, at most rate_window: a period runs longer than the ranges of its
+  // slowest rank by the loops that follow the site's split and by that rank's waits for its
+  // core, which shrink with its share where another program shares the core.
+  std::vector<std::pair<double, double>> stretches;
   double clock = 0;         // seconds of the site's executions so far (periods, or the slowest
                             // rank's time in its ranges where no period came)
   double streak_began = 0;  // `clock` when the present streak began
@@ -144,6 +153,10 @@ struct SiteModel {
   std::optional<std::vector<std::pair<Span, double>>> new_costs;
   Verdict verdict = Verdict::idle;
   double horizon = 0;  // executions the last proposal was judged over (expected stability; read by propose)
+  // What an execution's time in ranges saved is worth in its period for the last proposal
+  // (decide.cpp, period_stretch, where the slowest rank shares its core; else 1; read by
+  // propose).
+  double stretch = 1;
   // Statistics.
   long executions = 0, redistributions = 0, iterations_moved = 0, pages_moved = 0;
   std::vector<double> last_wall, last_cpu;  // per rank, last execution with figures
