@@ -522,6 +522,8 @@ void watch_from(SiteModel& m, double estimate) {
 // `short_rank`: the rank the change gives less to make up for its slowness (-1: none).
 void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank) {
   watch_from(m, estimate);
+  m.solo.periods.clear();  // the split's periods are the new spans' from now on (watch_solo)
+  m.solo.work.clear();
   m.iterations_moved += iterations_moved(m.assign, next, m.n);
   m.pages_moved += pages_moved(t, m.assign, next);
   ++m.redistributions;
@@ -593,6 +595,10 @@ void watch_solo(SiteModel& m, const std::vector<RankFigures>& figs) {
     if (m.executions - s.since >= solo_lag) s.tried.push_back(period);
     return;
   }
+  // The periods of a change's aftermath are not the split's: after Jacobi's rows moved back
+  // with a load gone, its periods ran 4-5 ms for 12-17 executions where its work took 1.5 ms,
+  // then 1 ms; taken for the split's, they put the loop on a trial that lost.
+  if (m.executions - 2 < m.change_at + change_watch + static_cast<long>(rate_window)) return;
   s.periods.push_back(period);
   s.work.push_back(work);
   if (s.periods.size() > rate_window) {
