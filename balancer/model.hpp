@@ -112,8 +112,8 @@ Options options_from(const std::function<const char*(const char*)>& getenv_fn);
 
 // Ranks out of the computation (A-MPI, seed 001, chapter 4): a rank in whose core another
 // program shares (`shared`), whose speed is below `fraction` of the fastest rank in and whose
-// share of its core (`got`, RankFigures::share; missing entries: unknown, no bar) is below
-// `below` leaves; a rank out comes back when its core is its own again. Updates `left` (one
+// share of its core (`got`, RankFigures::share; missing entries: unknown, no bar) is at
+// most `below` leaves; a rank out comes back when its core is its own again. Updates `left` (one
 // entry per speed); the same figures give the same turns on every rank.
 struct Turns {
   int departures = 0, returns = 0;

@@ -64,11 +64,11 @@ struct CoreShareReading {
 CoreShareReading core_share(SchedTimes& last, SchedTimes& recent, bool& read_waiting) {
   const SchedTimes sched = sched_times(read_waiting);
   const double cpu = sched.cpu - last.cpu, waiting = sched.waiting - last.waiting;
-  const double got = cpu > 0 && waiting > 0 ? cpu / (cpu + waiting) : 1.0;
+  const auto got_of = [](const SchedTimes& t) { return t.cpu > 0 && t.waiting > 0 ? t.cpu / (t.cpu + t.waiting) : 1.0; };
+  const double got = got_of({cpu, waiting});
   constexpr double memory_seconds = 0.5;
   const double keep = std::exp(-std::max(0.0, cpu + waiting) / memory_seconds);
   recent = {recent.cpu * keep + std::max(0.0, cpu), recent.waiting * keep + std::max(0.0, waiting)};
-  const double got_recent = recent.waiting > 0 && recent.cpu > 0 ? recent.cpu / (recent.cpu + recent.waiting) : 1.0;
   const detail::CoreShare reading = detail::watch_core();
   const std::optional<double> core = reading.share;
   const bool shared = core && *core < 1.0;
@@ -78,7 +78,7 @@ CoreShareReading core_share(SchedTimes& last, SchedTimes& recent, bool& read_wai
   read_waiting = !core || shared || peers;
   last = sched;
   return {std::max(peers ? core.value_or(1.0) : std::min(got, core.value_or(1.0)), 0.05), shared,
-          std::clamp(got_recent, 0.05, 1.0)};
+          std::clamp(got_of(recent), 0.05, 1.0)};
 }
 
 }  // namespace
