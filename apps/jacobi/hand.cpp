@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   const double t0 = dsm::wtime();
   app::Tracer trace(o.trace && dsm::rank() == 0);
   for (long it = 0; it < o.iters; ++it) {
-    dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read);
+    dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read_within);
     own_blocks(sh_b);
     jacobi::sweep(sh_a, sh_b, n, mine.lo, mine.hi);
     dsm::barrier();

@@ -42,6 +42,7 @@ void broken_promise();
 
 // Fetching, pushing and collecting pages (dsm_check_pages.cpp).
 void shared_edge(int phases);
+void within(int phases);
 void fetch_ahead();
 void write_ahead();
 void gc_copies(int phases);

@@ -50,6 +50,7 @@ constexpr Mode modes[] = {
     {"gc_copies", 0, [](char**) { gc_copies(40); }},
     {"init_pages", 0, [](char**) { init_pages(6); }},
     {"shared_edge", 0, [](char**) { shared_edge(120); }},
+    {"within", 0, [](char**) { within(100); }},
     {"quiet_holds", 0, [](char**) { quiet_holds(60); }},
     {"renewed_holds", 0, [](char**) { renewed_holds(40); }},
     {"allocation_tail", 0, [](char**) { allocation_tail(30); }},

@@ -47,6 +47,52 @@ void shared_edge(int phases) {
   expect(fetches <= phases / 8, "fetches for the shared edges", me, fetches, phases / 8);
 }
 
+// A halo that does not start or end at page boundaries, read under Mode::read_within: each
+// rank owns a page-aligned block of three pages (owners rotate every 10 phases) and rewrites
+// it each phase; after the barrier rank r reads the last `tail` words of block r-1 and the
+// first `head` words of block r+1, which start and end inside pages. Their writers push
+// those bytes alone (the test's statistics show pushes in part on every rank), and the
+// bytes read must be the model's. Every fifth phase, after the next barrier ended the
+// promise, the rank reads the whole of those pages (fetched whole: the bytes the pushes left
+// out are right too); every seventh it writes a word of one inside the promise (a write
+// fault fetches the page first), which every rank sees after the barrier. 100 phases:
+// readers' registrations lapse and renew (push_barriers in serve.cpp).
+void within(int phases) {
+  const long words_per_page = 4096 / 8, per_rank = 3 * words_per_page, tail = 700, head = 300;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(per_rank * P);
+  std::vector<std::uint64_t> model(per_rank * P, 0);
+  const auto check = [&](long from, long to, const char* what) {
+    for (long w = from; w < to; ++w) expect(sh[w] == model[w], what, w, long(sh[w]), long(model[w]));
+  };
+  for (int phase = 1; phase <= phases; ++phase) {
+    for (int b = 0; b < P; ++b) {
+      const int owner = (b + phase / 10) % P;
+      dsm::own(owner, sh + b * per_rank, per_rank * 8);
+      for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
+        model[w] = stamped(phase, w);
+        if (owner == me) sh[w] = model[w];
+      }
+    }
+    dsm::barrier();
+    const long from = me > 0 ? me * per_rank - tail : 0, to = me + 1 < P ? (me + 1) * per_rank + head : P * per_rank;
+    dsm::prefetch(sh + from, (to - from) * 8, dsm::Mode::read_within);
+    if (me > 0) check(from, me * per_rank, "halo before the block");
+    if (me + 1 < P) check((me + 1) * per_rank, to, "halo after the block");
+    const bool writes = phase % 7 == 0 && me + 1 < P;
+    const long written = (me + 1) * per_rank + head + 5;  // outside the halo, on its last page
+    if (writes) sh[written] = stamped(-phase, written);
+    dsm::barrier();
+    for (int r = 0; r + 1 < P; ++r)
+      if (phase % 7 == 0) model[(r + 1) * per_rank + head + 5] = stamped(-phase, (r + 1) * per_rank + head + 5);
+    if (phase % 5 == 0 || phase % 7 == 0) {
+      if (me > 0) check(from / words_per_page * words_per_page, me * per_rank, "pages before the block");
+      if (me + 1 < P) check((me + 1) * per_rank, ((to - 1) / words_per_page + 1) * words_per_page, "pages after the block");
+    }
+    dsm::barrier();
+  }
+}
+
 // A result gathered after a loop: the last rank writes a word of each of 512 pages, and rank
 // 0 then reads them in order (fetched ahead, in runs, far fewer requests than pages), then
 // in a scattered order (one request per page at most, all values right), then writes them

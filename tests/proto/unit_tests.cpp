@@ -551,3 +551,46 @@ TEST_CASE("the barrier tree: every rank but 0 is the child of its parent, and su
     }
   }
 }
+
+TEST_CASE("a departure's pushes: whole pages, parts at their offsets, and malformed parts refused") {
+  const BarrierView v{2, 10, 1, 3, 5};
+  // A departure to rank 1 of a 2-rank job with the pushes `put` writes after its fixed fields.
+  auto departure = [&](auto put) {
+    codec::Writer w;
+    w.put<std::uint64_t>(v.epoch);
+    encode_list(w, std::span<const Interval* const>{});
+    w.put<std::uint32_t>(2);
+    for (int r = 0; r < 2; ++r) w.bytes({});
+    w.put<std::uint8_t>(0);
+    w.put<std::uint8_t>(0);
+    put(w);
+    return w.take();
+  };
+  std::vector<std::byte> page(4096, std::byte{7}), row(300, std::byte{9});
+  const Push whole{1, 0, 4, 2, true, page}, part{1, 0, 4, 3, true, row, 3796}, diff{1, 0, 4, 5, false, row};
+  CHECK_FALSE(whole.part());
+  CHECK(part.part());
+  const std::vector<const Push*> all{&whole, &part, &diff};
+  const auto msg = departure([&](codec::Writer& w) { put_pushes(w, all); });
+  const Departure d = decode_departure(msg, v, true);
+  REQUIRE(d.pushes.size() == 3);
+  CHECK((d.pushes[0].whole && !d.pushes[0].part() && d.pushes[0].data.size() == 4096));
+  CHECK((d.pushes[1].part() && d.pushes[1].offset == 3796 && d.pushes[1].data.size() == 300 && d.pushes[1].page == 3));
+  CHECK((!d.pushes[2].whole && d.pushes[2].data.size() == 300));
+  // A part past the page's end, an empty part, a part as long as the page, a kind beyond 2.
+  auto one = [&](std::uint8_t kind, std::uint16_t offset, std::size_t bytes) {
+    return departure([&](codec::Writer& w) {
+      w.put<std::uint32_t>(1);
+      for (std::uint32_t x : {1u, 0u, 4u, 3u}) w.put(x);
+      w.put(kind);
+      if (kind == 2) w.put(offset);
+      w.bytes(std::vector<std::byte>(bytes));
+    });
+  };
+  CHECK_NOTHROW(decode_departure(one(2, 4000, 96), v, true));
+  CHECK_THROWS_AS(decode_departure(one(2, 4000, 97), v, true), codec::DecodeError);
+  CHECK_THROWS_AS(decode_departure(one(2, 10, 0), v, true), codec::DecodeError);
+  CHECK_THROWS_AS(decode_departure(one(2, 0, 4096), v, true), codec::DecodeError);
+  CHECK_THROWS_AS(decode_departure(one(1, 0, 4095), v, true), codec::DecodeError);
+  CHECK_THROWS_AS(decode_departure(one(3, 0, 4096), v, true), codec::DecodeError);
+}

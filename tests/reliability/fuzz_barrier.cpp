@@ -28,7 +28,8 @@ void check(bool ok) {
 
 void check_push(const proto::Push& p, const proto::BarrierView& v) {
   check(p.reader < v.nprocs && p.proc < v.nprocs && p.reader != p.proc && p.page < v.npages);
-  check(!p.whole || p.data.size() == mem::page_size);
+  check(!p.whole || p.data.size() == mem::page_size ||
+        (p.part() && !p.data.empty() && p.offset + p.data.size() <= mem::page_size));
 }
 
 void check_arrival(const proto::Arrival& a, int member, const proto::BarrierView& v) {

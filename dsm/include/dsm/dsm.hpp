@@ -38,6 +38,11 @@ enum class Mode {
   // barrier: no twins, and readers fetch whole pages instead of diffs. This is how a
   // page-aware split (each rank owns its pages) avoids the multiple-writer protocol's cost.
   write_exclusive,
+  // Like read, and until this rank's next barrier, lock_acquire or lock_release it reads
+  // nothing of the pages at the range's two ends outside the range: their other bytes may be
+  // stale until then. A halo row that shares its pages with rows this rank never reads then
+  // reaches it as its own bytes, pushed with the barrier, rather than as whole pages.
+  read_within,
 };
 // Brings [addr, addr+bytes) of the shared region into the state `mode` asks for, with one
 // request per writer instead of one fault per page. Addresses outside the region are ignored.

@@ -25,7 +25,9 @@ void put_push_head(codec::Writer& w, const Push& p) {
   w.put(p.proc);
   w.put(p.idx);
   w.put(p.page);
-  w.put<std::uint8_t>(p.whole);
+  // 0: a diff, 1: the whole page, 2: part of it, its offset next.
+  w.put<std::uint8_t>(p.part() ? 2 : p.whole);
+  if (p.part()) w.put(p.offset);
 }
 
 void put_pushes(codec::Writer& w, std::span<const Push* const> pushes) {
@@ -51,9 +53,13 @@ Push decode_push(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages, R
   p.page = r.get<std::uint32_t>();
   const auto whole = r.get<std::uint8_t>();
   p.whole = whole != 0;
+  if (whole == 2) p.offset = r.get<std::uint16_t>();
   p.data = r.bytes();
+  const bool size_ok = whole == 2 ? !p.data.empty() && p.data.size() < mem::page_size &&
+                                        std::size_t(p.offset) + p.data.size() <= mem::page_size
+                                  : !p.whole || p.data.size() == mem::page_size;
   if (p.reader >= nprocs || p.proc >= nprocs || p.reader == p.proc || !reader_ok(p.reader) || p.page >= npages ||
-      whole > 1 || (p.whole && p.data.size() != mem::page_size))
+      whole > 2 || !size_ok)
     throw codec::DecodeError("malformed page push");
   return p;
 }

@@ -11,7 +11,8 @@
 namespace dsm::proto {
 
 enum Msg : std::uint16_t {
-  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 kind)       (item_* kinds)
+  diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 kind[, u16 lo, u16 hi if req
+                      // has `within`])  (item_* kinds)
   diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 kind, bytes)
                       // (item_diff, item_whole, valid_copy or end_copy)
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
@@ -21,8 +22,9 @@ enum Msg : std::uint16_t {
                       // u64 call, bytes blob), u64 protocol bytes, pushes  (to the parent: barrier.hpp)
   barrier_depart = 7, // u64 epoch, intervals, u32 n, n x bytes blob (by rank), u8 gc,
                       // u8 call mismatch, pushes  (to a child, or to itself)
-                      // pushes: u32 n, n x (u32 reader, u32 writer, u32 idx, u32 page, u8 whole,
-                      // bytes)  (Page::readers)
+                      // pushes: u32 n, n x (u32 reader, u32 writer, u32 idx, u32 page, u8 whole
+                      // (0 a diff, 1 the page, 2 part of it: u16 offset follows), bytes)
+                      // (Page::readers)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
   channel_data = 10,  // any bytes, queued by sender for the application thread (inbox.hpp);
@@ -42,6 +44,9 @@ constexpr const char* msg_name(std::uint16_t type) {
 // registers it as their reader whatever the request's size (serve.cpp).
 constexpr std::uint32_t at_collection = 1;
 constexpr std::uint32_t rereads = 2;
+// Each item names the bytes [lo, hi) of its page that the asking rank reads (Mode::read_within):
+// its pushes to that rank carry those bytes alone.
+constexpr std::uint32_t within = 4;
 // A request item's kind: the diff of an interval, its whole page (a whole notice), or its
 // diff to be applied to a page that is all zero at the asking rank, which the writer may
 // answer with end_copy.

@@ -184,7 +184,9 @@ class Fetch {
 
 }  // namespace
 
-void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span<const std::uint32_t> to_open) {
+void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span<const std::uint32_t> to_open,
+                std::span<const ByteRange> reads) {
+  if (!reads.empty()) flags |= within;
   const bool collecting = flags & at_collection;
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
@@ -264,6 +266,13 @@ void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span
         w.put(items[i].page);
         w.put(items[i].n.idx);
         w.put(items[i].kind);
+        if (flags & within) {
+          auto range = std::lower_bound(reads.begin(), reads.end(), items[i].page,
+                                        [](const ByteRange& b, std::uint32_t page) { return b.page < page; });
+          const bool listed = range != reads.end() && range->page == items[i].page;
+          w.put<std::uint16_t>(listed ? range->lo : 0);
+          w.put<std::uint16_t>(listed ? range->hi : std::uint16_t(mem::page_size));
+        }
       }
       requests[proc].push_back(w.take());
       ++total;

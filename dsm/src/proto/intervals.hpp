@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "mem/region.hpp"
 #include "proto/codec.hpp"
 #include "proto/vclock.hpp"
 
@@ -44,11 +45,14 @@ struct Notice {
 };
 
 // A page's change in interval `idx` of rank `proc`, pushed with a barrier to `reader`: the
-// whole page at that interval's end, or that interval's diff of it.
+// whole page at that interval's end, or that interval's diff of it. A whole page may travel
+// in part: the bytes at `offset` that the reader confines its reads to (Mode::read_within).
 struct Push {
   std::uint32_t reader, proc, idx, page;
   bool whole;
   std::span<const std::byte> data;
+  std::uint16_t offset = 0;
+  bool part() const { return whole && data.size() < mem::page_size; }
 };
 
 // Sorted distinct pages, each with its whole flag, into maximal runs.

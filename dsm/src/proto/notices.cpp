@@ -6,6 +6,7 @@
 
 #include "proto/diffs.hpp"
 #include "proto/state.hpp"
+#include "proto/within.hpp"
 
 namespace dsm::proto {
 
@@ -122,6 +123,11 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       order.push_back(*p);
     }
     if (need.empty() || order.size() != need.size()) continue;
+    // Part of a page leaves it invalid, those bytes known (within.hpp).
+    if (std::any_of(order.begin(), order.end(), [](const Push* p) { return p->part(); })) {
+      if (order.size() == 1) take_part(*order[0], need);
+      continue;
+    }
     for (std::size_t i = 0; i < need.size(); ++i) apply_change(page, need[i], order[i]->data);
     pg.pending.clear();
     pg.valid = true;

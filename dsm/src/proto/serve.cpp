@@ -32,15 +32,18 @@ constexpr std::uint32_t push_barriers = 64;
 constexpr std::size_t max_halo_pages = 16;
 constexpr std::uint32_t reread_pushes = 16;
 
-void register_reader(std::uint32_t page, std::uint32_t rank, std::uint32_t pushes) {
+// A reader's latest request says which bytes it reads.
+void register_reader(std::uint32_t page, std::uint32_t rank, std::uint32_t pushes, std::uint16_t lo, std::uint16_t hi) {
   auto& readers = state().heap.pages[page].readers;
   for (auto& r : readers)
     if (r.rank == rank) {
       r.left = std::max(r.left, pushes);
+      r.lo = lo;
+      r.hi = hi;
       return;
     }
   if (readers.empty()) state().served.read_pages.push_back(page);
-  readers.push_back({rank, pushes});
+  readers.push_back({rank, pushes, lo, hi});
 }
 
 }  // namespace
@@ -48,12 +51,13 @@ void register_reader(std::uint32_t page, std::uint32_t rank, std::uint32_t pushe
 void serve_diff_request(int src, codec::Reader& r) {
   auto& s = state();
   auto req = r.get<std::uint32_t>();
-  auto n = r.count(9);
-  if (req & ~(at_collection | rereads)) throw codec::DecodeError("unknown diff request flags");
+  auto n = r.count(req & within ? 13 : 9);
+  if (req & ~(at_collection | rereads | within)) throw codec::DecodeError("unknown diff request flags");
   if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
   struct Item {
     std::uint32_t page, idx;
     std::uint8_t kind;  // asked as (item_*), then answered as (item_*, valid_copy, end_copy)
+    std::uint16_t lo = 0, hi = mem::page_size;  // the bytes the asking rank reads
     std::span<const std::byte> data;
     // Else encoded into the reply: the diff of `end` against `base` (the page against its
     // open twin, or a change kept as the page against zeros, Served::ends).
@@ -65,6 +69,11 @@ void serve_diff_request(int src, codec::Reader& r) {
     it.page = r.get<std::uint32_t>();
     it.idx = r.get<std::uint32_t>();
     it.kind = r.get<std::uint8_t>();
+    if (req & within) {
+      it.lo = r.get<std::uint16_t>();
+      it.hi = r.get<std::uint16_t>();
+      if (it.lo >= it.hi || it.hi > mem::page_size) throw codec::DecodeError("diff request for bytes outside a page");
+    }
     if (it.page >= s.heap.allocated) throw codec::DecodeError("diff request for a page outside the heap");
     if (it.kind > item_from_zeros) throw codec::DecodeError("diff request item of unknown kind");
   }
@@ -78,7 +87,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     for (const auto& it : items)
       if (!s.heap.pages[it.page].valid) kept.push_back(it);
       else if (kept.empty() || kept.back().page != it.page || kept.back().kind != valid_copy)
-        kept.push_back({it.page, it.idx, valid_copy, {}});
+        kept.push_back({it.page, it.idx, valid_copy, 0, mem::page_size, {}});
     items = std::move(kept);
     n = std::uint32_t(items.size());
   }
@@ -132,7 +141,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.page);
     w.put(it.idx);
     w.put(it.kind);
-    if (pushes) register_reader(it.page, std::uint32_t(src), pushes);
+    if (pushes) register_reader(it.page, std::uint32_t(src), pushes, it.lo, it.hi);
     if (it.base) {
       put_diff(w, it.base, it.end);
       continue;
@@ -149,6 +158,7 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
   struct Out {
     std::uint32_t reader, page;
     bool whole;
+    std::uint16_t lo, hi;  // of a whole page, the bytes its reader reads
   };
   std::vector<Out> out;
   if (newest)
@@ -161,18 +171,23 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
         if (!pg.twin || pg.twin_idx != newest->idx) continue;
         encode_twin(page);
       }
-      for (auto& r : pg.readers) out.push_back({r.rank, page, *whole});
+      for (auto& r : pg.readers) out.push_back({r.rank, page, *whole, r.lo, r.hi});
       for (auto& r : pg.readers) --r.left;
       std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
   std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
   w.put<std::uint32_t>(std::uint32_t(out.size()));
+  std::uint64_t parts = 0;
   for (const Out& o : out) {
-    put_push_head(w, Push{o.reader, std::uint32_t(s.me), newest->idx, o.page, o.whole, {}});
-    if (o.whole) w.bytes(std::span(alias_page(o.page), mem::page_size));
+    Push p{o.reader, std::uint32_t(s.me), newest->idx, o.page, o.whole, {}, o.lo};
+    if (o.whole) p.data = std::span(alias_page(o.page) + o.lo, o.hi - o.lo);
+    parts += p.part();
+    put_push_head(w, p);
+    if (o.whole) w.bytes(p.data);
     else put_change(w, own_change(o.page, newest->idx));
   }
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
+  stats::counters().pages_pushed_in_part.fetch_add(parts, std::memory_order_relaxed);
 }
 
 }  // namespace dsm::proto

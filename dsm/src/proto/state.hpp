@@ -85,15 +85,24 @@ struct alignas(64) Page {
   // our newest interval changed it, the change (the whole page, or its diff when another
   // rank writes the page too) goes to them with the barrier's departure, so they need no
   // fetch for a boundary they read every time. Each fetch renews `left` barriers of pushes.
+  // A reader that confines its reads to bytes [lo, hi) (Mode::read_within) gets those
+  // bytes of a whole page alone.
   struct Reader {
     std::uint32_t rank;
     std::uint32_t left;
+    std::uint16_t lo = 0;
+    std::uint16_t hi = mem::page_size;
   };
   std::vector<Reader> readers;
   // A held page with readers: its contents when last announced in this hold. Held pages
   // take no fault, so they count as written at every barrier; this copy tells an unchanged
   // one apart, which then goes unannounced (its readers keep their copy).
   std::unique_ptr<std::byte[]> shown;
+  // Invalid, yet bytes [known_lo, known_hi) are up to date: a push of them alone brought the
+  // whole-page change (known_proc, known_idx) there. While that change is all the page lacks,
+  // a read confined to those bytes needs no fetch (within.hpp).
+  std::uint32_t known_proc = 0, known_idx = 0;
+  std::uint16_t known_lo = 0, known_hi = 0;
 };
 
 struct LockRequest {
@@ -235,6 +244,12 @@ struct BalancerLink {
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
 };
 
+// Invalid pages opened for reading under a Mode::read_within promise, until this rank's
+// next release or acquire (within.hpp; application thread only).
+struct Within {
+  std::vector<std::uint32_t> open;
+};
+
 struct Inbox {
   // Replies for the application thread (diff replies, lock grants, barrier departures).
   net::WaitCounter arrived;
@@ -265,6 +280,7 @@ struct State {
   Sync sync;
   Collection gc;
   BalancerLink balancer;
+  Within within;
   Inbox inbox;
 
   // How long a waiting application thread polls (DSM_POLL_US). A sleeping rank's reply wakes

@@ -26,6 +26,7 @@
 #include "proto/received.hpp"
 #include "proto/state.hpp"
 #include "proto/sync.hpp"
+#include "proto/within.hpp"
 #include "runtime/cpus.hpp"
 #include "runtime/env_setting.hpp"
 #include "runtime/runtime_hooks.hpp"
@@ -315,7 +316,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
   const detail::ByteRun run{addr, bytes};
-  if (mode == Mode::read) detail::prefetch_runs({&run, 1}, {});
+  if (mode == Mode::read || mode == Mode::read_within) detail::prefetch_runs({&run, 1}, {}, false, mode == Mode::read_within);
   else detail::prefetch_runs({}, {&run, 1});
 }
 
@@ -391,16 +392,20 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   proto::claim(owner, first, last, true);
 }
 
-void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads) {
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads, bool within) {
   auto& s = state();
   if (s.nprocs == 1) return;
   stats::Timer timer(stats::counters().protocol_ns);
-  // Pages to fetch (invalid ones) and, of writes, to open.
+  // Pages to fetch (invalid ones) and, of writes, to open; under `within`, the bytes read of
+  // every page read.
   std::vector<std::uint32_t> fetch, open;
+  std::vector<proto::ByteRange> parts;
+  const auto base = reinterpret_cast<std::uintptr_t>(s.region->app());
   for (const auto* runs : {&reads, &writes}) {
     const bool opening = runs == &writes;
     for (const ByteRun& run : *runs) {
       auto [first, last] = heap_pages_of(run.addr, run.bytes);
+      const auto begin = reinterpret_cast<std::uintptr_t>(run.addr) - base, end = begin + run.bytes;
       // Held pages are valid and writable already: a loop over its own block touches no page.
       if (first < last)
         proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
@@ -412,6 +417,10 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
             proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
             if (!s.heap.pages[p].valid) fetch.push_back(p);
             if (opening) open.push_back(p);
+            if (within && !opening) {
+              const std::uintptr_t at = std::uintptr_t(p) * page_size;
+              parts.push_back({p, std::uint16_t(std::max(begin, at) - at), std::uint16_t(std::min(end, at + page_size) - at)});
+            }
           }
         });
     }
@@ -420,8 +429,30 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
   // read and write share most: each page is fetched once and opened once.
   std::sort(open.begin(), open.end());
   open.erase(std::unique(open.begin(), open.end()), open.end());
-  proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open);
+  std::vector<std::uint32_t> known;
+  if (!parts.empty()) {
+    // Per page the hull of its bytes read, for the pages read in part and not written.
+    std::sort(parts.begin(), parts.end(), [](const proto::ByteRange& x, const proto::ByteRange& y) { return x.page < y.page; });
+    std::size_t n = 0;
+    for (const proto::ByteRange& r : parts)
+      if (n > 0 && parts[n - 1].page == r.page) {
+        parts[n - 1].lo = std::min(parts[n - 1].lo, r.lo);
+        parts[n - 1].hi = std::max(parts[n - 1].hi, r.hi);
+      } else {
+        parts[n++] = r;
+      }
+    parts.resize(n);
+    std::erase_if(parts, [&](const proto::ByteRange& r) {
+      return (r.lo == 0 && r.hi == page_size) || std::binary_search(open.begin(), open.end(), r.page);
+    });
+    std::lock_guard lk(s.mu);
+    for (const proto::ByteRange& r : parts)
+      if (proto::known_within(r.page, r.lo, r.hi)) known.push_back(r.page);
+    std::erase_if(fetch, [&](std::uint32_t p) { return std::binary_search(known.begin(), known.end(), p); });
+  }
+  proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open, parts);
   proto::open_for_write(open, false);
+  proto::open_within(std::move(known));
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {

@@ -13,12 +13,14 @@ namespace dsm::stats {
 // larger than it, diffed only when asked for (then counted in diffs_created). `sleeps`:
 // waits for a message that slept, after the poll budget (DSM_POLL_US) or at once;
 // `shared_core_waits`: those of them that slept at once because other programs took CPU time
-// the rank needed (set_core_shared).
+// the rank needed (set_core_shared). `pages_pushed_in_part`: pushes of the bytes alone that
+// their reader reads (Mode::read_within), counted in pages_pushed too.
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_deferred) X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent)   \
   X(pages_fetched) X(fetch_requests) X(lock_acquires) X(barriers) X(gcs)         \
-  X(protocol_bytes_peak) X(pages_pushed) X(sleeps) X(shared_core_waits)
+  X(protocol_bytes_peak) X(pages_pushed) X(pages_pushed_in_part) X(sleeps)        \
+  X(shared_core_waits)
 #define DSM_TIMERS(X) X(protocol) X(comm_wait) X(lock_wait) X(barrier_wait)
 
 struct Counters {
