@@ -32,19 +32,25 @@ int main(int argc, char** argv) {
       dsm::own(r, sh + lo * n, (hi - lo) * row);
     }
   };
-  const double t0 = dsm::wtime();
-  app::Tracer trace(o.trace && dsm::rank() == 0);
-  for (long it = 0; it < o.iters; ++it) {
-    dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read_within);
-    own_blocks(sh_b);
-    jacobi::sweep(sh_a, sh_b, n, mine.lo, mine.hi);
-    dsm::barrier();
-    own_blocks(sh_a);
-    jacobi::copy(sh_b, sh_a, n, mine.lo, mine.hi);
-    dsm::barrier();
-    trace.iteration(it);
+  double t = 0;
+  {
+    // Rows lo-1 and hi start and end inside pages shared with rows this rank never reads:
+    // their writers push those rows' bytes alone. Ended before the checksum reads them all.
+    dsm::ReadsWithin halo(sh_a + (mine.lo - 1) * n, block + 2 * row);
+    const double t0 = dsm::wtime();
+    app::Tracer trace(o.trace && dsm::rank() == 0);
+    for (long it = 0; it < o.iters; ++it) {
+      dsm::prefetch(sh_a + (mine.lo - 1) * n, block + 2 * row, dsm::Mode::read);
+      own_blocks(sh_b);
+      jacobi::sweep(sh_a, sh_b, n, mine.lo, mine.hi);
+      dsm::barrier();
+      own_blocks(sh_a);
+      jacobi::copy(sh_b, sh_a, n, mine.lo, mine.hi);
+      dsm::barrier();
+      trace.iteration(it);
+    }
+    t = dsm::wtime() - t0;
   }
-  const double t = dsm::wtime() - t0;
 
   return app::finish(o, t, [&] { return jacobi::sum(sh_a, n); }, jacobi::reference);
 }

@@ -47,15 +47,15 @@ void shared_edge(int phases) {
   expect(fetches <= phases / 8, "fetches for the shared edges", me, fetches, phases / 8);
 }
 
-// A halo that does not start or end at page boundaries, read under Mode::read_within: each
-// rank owns a page-aligned block of three pages (owners rotate every 10 phases) and rewrites
+// A halo that does not start or end at page boundaries, read under dsm::ReadsWithin: each
+// rank owns a page-aligned block of three pages (owners rotate every 7 phases) and rewrites
 // it each phase; after the barrier rank r reads the last `tail` words of block r-1 and the
-// first `head` words of block r+1, which start and end inside pages. Their writers push
-// those bytes alone (the test's statistics show pushes in part on every rank), and the
-// bytes read must be the model's. Every fifth phase, after the next barrier ended the
-// promise, the rank reads the whole of those pages (fetched whole: the bytes the pushes left
-// out are right too); every seventh it writes a word of one inside the promise (a write
-// fault fetches the page first), which every rank sees after the barrier. 100 phases:
+// first `head` words of block r+1, which start and end inside pages, by a prefetch or by
+// faults. Their writers push those bytes alone (the test's statistics show pushes in part
+// on every rank), and the bytes read must be the model's. Promises last 10 phases; after
+// each, the rank reads the whole of those pages (fetched whole: the bytes the pushes left
+// out are right too). Every ninth phase a rank writes a word of one inside the promise (a
+// write fault fetches the page first), which every rank sees after the barrier. 100 phases:
 // readers' registrations lapse and renew (push_barriers in serve.cpp).
 void within(int phases) {
   const long words_per_page = 4096 / 8, per_rank = 3 * words_per_page, tail = 700, head = 300;
@@ -65,30 +65,32 @@ void within(int phases) {
   const auto check = [&](long from, long to, const char* what) {
     for (long w = from; w < to; ++w) expect(sh[w] == model[w], what, w, long(sh[w]), long(model[w]));
   };
-  for (int phase = 1; phase <= phases; ++phase) {
-    for (int b = 0; b < P; ++b) {
-      const int owner = (b + phase / 10) % P;
-      dsm::own(owner, sh + b * per_rank, per_rank * 8);
-      for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
-        model[w] = stamped(phase, w);
-        if (owner == me) sh[w] = model[w];
+  const long from = me > 0 ? me * per_rank - tail : 0, to = me + 1 < P ? (me + 1) * per_rank + head : P * per_rank;
+  const auto written = [&](int r) { return (r + 1) * per_rank + head + 5; };  // outside r's halo, on its last page
+  for (int phase = 1; phase <= phases;) {
+    {
+      dsm::ReadsWithin halo(sh + from, std::size_t(to - from) * 8);
+      for (int k = 0; k < 10 && phase <= phases; ++k, ++phase) {
+        for (int b = 0; b < P; ++b) {
+          const int owner = (b + phase / 7) % P;
+          dsm::own(owner, sh + b * per_rank, per_rank * 8);
+          for (long w = b * per_rank; w < (b + 1) * per_rank; ++w) {
+            model[w] = stamped(phase, w);
+            if (owner == me) sh[w] = model[w];
+          }
+        }
+        dsm::barrier();
+        if (phase % 2) dsm::prefetch(sh + from, std::size_t(to - from) * 8, dsm::Mode::read);
+        if (me > 0) check(from, me * per_rank, "halo before the block");
+        if (me + 1 < P) check((me + 1) * per_rank, to, "halo after the block");
+        if (phase % 9 == 0 && me + 1 < P) sh[written(me)] = stamped(-phase, written(me));
+        dsm::barrier();
+        for (int r = 0; r + 1 < P; ++r)
+          if (phase % 9 == 0) model[written(r)] = stamped(-phase, written(r));
       }
     }
-    dsm::barrier();
-    const long from = me > 0 ? me * per_rank - tail : 0, to = me + 1 < P ? (me + 1) * per_rank + head : P * per_rank;
-    dsm::prefetch(sh + from, (to - from) * 8, dsm::Mode::read_within);
-    if (me > 0) check(from, me * per_rank, "halo before the block");
-    if (me + 1 < P) check((me + 1) * per_rank, to, "halo after the block");
-    const bool writes = phase % 7 == 0 && me + 1 < P;
-    const long written = (me + 1) * per_rank + head + 5;  // outside the halo, on its last page
-    if (writes) sh[written] = stamped(-phase, written);
-    dsm::barrier();
-    for (int r = 0; r + 1 < P; ++r)
-      if (phase % 7 == 0) model[(r + 1) * per_rank + head + 5] = stamped(-phase, (r + 1) * per_rank + head + 5);
-    if (phase % 5 == 0 || phase % 7 == 0) {
-      if (me > 0) check(from / words_per_page * words_per_page, me * per_rank, "pages before the block");
-      if (me + 1 < P) check((me + 1) * per_rank, ((to - 1) / words_per_page + 1) * words_per_page, "pages after the block");
-    }
+    if (me > 0) check(from / words_per_page * words_per_page, me * per_rank, "pages before the block");
+    if (me + 1 < P) check((me + 1) * per_rank, ((to - 1) / words_per_page + 1) * words_per_page, "pages after the block");
     dsm::barrier();
   }
 }

@@ -38,11 +38,6 @@ enum class Mode {
   // barrier: no twins, and readers fetch whole pages instead of diffs. This is how a
   // page-aware split (each rank owns its pages) avoids the multiple-writer protocol's cost.
   write_exclusive,
-  // Like read, and until this rank's next barrier, lock_acquire or lock_release it reads
-  // nothing of the pages at the range's two ends outside the range: their other bytes may be
-  // stale until then. A halo row that shares its pages with rows this rank never reads then
-  // reaches it as its own bytes, pushed with the barrier, rather than as whole pages.
-  read_within,
 };
 // Brings [addr, addr+bytes) of the shared region into the state `mode` asks for, with one
 // request per writer instead of one fault per page. Addresses outside the region are ignored.
@@ -59,6 +54,26 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode);
 // write, in code that every rank runs, goes through dsm::lb::written (<dsm/balancer.hpp>) so
 // that the others still read the bytes the last barrier left.
 void own(int owner, const void* addr, std::size_t bytes);
+
+// A promise, for as long as the object lives: this rank reads nothing of the two pages at
+// the ends of [addr, addr+bytes) outside that range (bytes of rows it does not read). A halo
+// row that shares its pages with rows this rank never reads then reaches it as its own
+// bytes, pushed with each barrier, rather than as whole pages, and those pages stay open for
+// reading from one barrier to the next. Reads outside the range of those pages while it lives
+// may see stale bytes; reads after it ends see every change. A time loop's halo exchange:
+//   { dsm::ReadsWithin halo(sh + (lo - 1) * n, (hi - lo + 2) * n * sizeof *sh);
+//     for (...) { ...; dsm::barrier(); } }   // ended before the whole array is read
+class ReadsWithin {
+ public:
+  ReadsWithin(const void* addr, std::size_t bytes);
+  ~ReadsWithin();
+  ReadsWithin(const ReadsWithin&) = delete;
+  ReadsWithin& operator=(const ReadsWithin&) = delete;
+
+ private:
+  const void* addr_;
+  std::size_t bytes_;
+};
 
 // Seconds on a monotonic clock.
 double wtime();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "mem/page_copy.hpp"
@@ -11,6 +12,7 @@
 #include "proto/inbox.hpp"
 #include "proto/notices.hpp"
 #include "proto/state.hpp"
+#include "proto/within.hpp"
 #include "runtime/stats.hpp"
 
 namespace dsm::proto {
@@ -184,9 +186,8 @@ class Fetch {
 
 }  // namespace
 
-void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span<const std::uint32_t> to_open,
-                std::span<const ByteRange> reads) {
-  if (!reads.empty()) flags |= within;
+void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span<const std::uint32_t> to_open) {
+  if (!state().within.edges.empty()) flags |= within;
   const bool collecting = flags & at_collection;
   auto& s = state();
   std::erase_if(pages, [&](std::uint32_t p) {
@@ -267,11 +268,9 @@ void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags, std::span
         w.put(items[i].n.idx);
         w.put(items[i].kind);
         if (flags & within) {
-          auto range = std::lower_bound(reads.begin(), reads.end(), items[i].page,
-                                        [](const ByteRange& b, std::uint32_t page) { return b.page < page; });
-          const bool listed = range != reads.end() && range->page == items[i].page;
-          w.put<std::uint16_t>(listed ? range->lo : 0);
-          w.put<std::uint16_t>(listed ? range->hi : std::uint16_t(mem::page_size));
+          const std::optional<ByteRange> read = within_range(items[i].page);
+          w.put<std::uint16_t>(read ? read->lo : 0);
+          w.put<std::uint16_t>(read ? read->hi : std::uint16_t(mem::page_size));
         }
       }
       requests[proc].push_back(w.take());

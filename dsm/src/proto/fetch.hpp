@@ -8,8 +8,6 @@
 #include <span>
 #include <vector>
 
-#include "proto/within.hpp"
-
 namespace dsm::proto {
 
 // The balancer moves pages in bulk (one request per writer), so what a page costs it is a
@@ -30,9 +28,8 @@ constexpr std::uint32_t max_fetch_ahead = 1024;
 // instead of its diffs; rereads, the pages' writers push their next changes.
 // `to_open` (sorted): pages the caller opens for writing right after (open_for_write), left
 // closed here rather than made read-only on the way: one protection change instead of two.
-// `reads` (sorted by page): the bytes of some of the pages this rank reads alone
-// (Mode::read_within), which their writers push alone from then on; a page is fetched whole.
-void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags = 0, std::span<const std::uint32_t> to_open = {},
-                std::span<const ByteRange> reads = {});
+// A page is fetched whole; of the pages of dsm::ReadsWithin promises the request names the
+// bytes read, which their writers push alone from then on.
+void make_valid(std::vector<std::uint32_t> pages, std::uint32_t flags = 0, std::span<const std::uint32_t> to_open = {});
 
 }  // namespace dsm::proto

@@ -8,7 +8,6 @@
 #include "proto/diffs.hpp"
 #include "proto/holds.hpp"
 #include "proto/state.hpp"
-#include "proto/within.hpp"
 #include "runtime/stats.hpp"
 
 namespace dsm::proto {
@@ -23,7 +22,6 @@ constexpr std::size_t max_kept = 64;
 
 void close_interval(bool at_barrier) {
   auto& s = state();
-  close_within();  // a read_within promise lasts until the next release
   auto& dirty = s.intervals.dirty;
   auto& log = s.intervals.log;
   auto& pages = s.heap.pages;

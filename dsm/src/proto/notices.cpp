@@ -136,7 +136,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     if (pg.prot != mem::Prot::read) revalidated.push_back(page);
   }
   std::erase_if(invalidated, [&](std::uint32_t page) { return pages[page].valid; });
+  std::vector<std::uint32_t> closed;
+  settle_within(invalidated, revalidated, closed);
   protect(invalidated, mem::Prot::none);
+  protect(closed, mem::Prot::none);
   protect(revalidated, mem::Prot::read);
 }
 

@@ -41,6 +41,7 @@
 #include "proto/intervals.hpp"
 #include "proto/twin.hpp"
 #include "proto/whole_runs.hpp"
+#include "proto/within.hpp"
 
 namespace dsm::proto {
 
@@ -85,8 +86,8 @@ struct alignas(64) Page {
   // our newest interval changed it, the change (the whole page, or its diff when another
   // rank writes the page too) goes to them with the barrier's departure, so they need no
   // fetch for a boundary they read every time. Each fetch renews `left` barriers of pushes.
-  // A reader that confines its reads to bytes [lo, hi) (Mode::read_within) gets those
-  // bytes of a whole page alone.
+  // A reader that promised to read bytes [lo, hi) alone (dsm::ReadsWithin) gets those bytes
+  // of a whole page alone.
   struct Reader {
     std::uint32_t rank;
     std::uint32_t left;
@@ -100,7 +101,7 @@ struct alignas(64) Page {
   std::unique_ptr<std::byte[]> shown;
   // Invalid, yet bytes [known_lo, known_hi) are up to date: a push of them alone brought the
   // whole-page change (known_proc, known_idx) there. While that change is all the page lacks,
-  // a read confined to those bytes needs no fetch (within.hpp).
+  // a promise to read those bytes alone needs no fetch (within.hpp).
   std::uint32_t known_proc = 0, known_idx = 0;
   std::uint16_t known_lo = 0, known_hi = 0;
 };
@@ -244,10 +245,10 @@ struct BalancerLink {
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
 };
 
-// Invalid pages opened for reading under a Mode::read_within promise, until this rank's
-// next release or acquire (within.hpp; application thread only).
+// The pages that live dsm::ReadsWithin promises cover in part, with the bytes read of each
+// (within.hpp; application thread only).
 struct Within {
-  std::vector<std::uint32_t> open;
+  std::vector<ByteRange> edges;
 };
 
 struct Inbox {

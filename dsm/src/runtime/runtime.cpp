@@ -85,6 +85,22 @@ std::pair<std::uint32_t, std::uint32_t> inner_pages(const void* addr, std::size_
   return heap_pages_of(reinterpret_cast<const void*>(lo), hi - lo);
 }
 
+// The heap pages [addr, addr+bytes) covers in part (its first and last), with the bytes it
+// covers of each.
+std::vector<proto::ByteRange> within_edges(const void* addr, std::size_t bytes) {
+  auto [first, last] = heap_pages_of(addr, bytes);
+  const auto begin = reinterpret_cast<std::uintptr_t>(addr) - reinterpret_cast<std::uintptr_t>(state().region->app());
+  const auto end = begin + bytes;
+  std::vector<proto::ByteRange> edges;
+  for (std::uint32_t p : {first, last - 1}) {
+    if (first >= last || (!edges.empty() && edges.back().page == p)) continue;
+    const std::uintptr_t at = std::uintptr_t(p) * detail::page_size;
+    const auto lo = std::max(begin, at) - at, hi = std::min(end, at + detail::page_size) - at;
+    if (lo > 0 || hi < detail::page_size) edges.push_back({p, std::uint16_t(lo), std::uint16_t(hi)});
+  }
+  return edges;
+}
+
 // Publishes this rank's counters and state on the host's statistics board. The board is
 // for watching a job: a rank that cannot use it runs on without it.
 void open_board(const job::JobEnv& env) {
@@ -316,7 +332,7 @@ void prefetch(const void* addr, std::size_t bytes, Mode mode) {
     proto::claim(s.me, inner_first, inner_last, false);  // this rank's promise only: not held
   }
   const detail::ByteRun run{addr, bytes};
-  if (mode == Mode::read || mode == Mode::read_within) detail::prefetch_runs({&run, 1}, {}, false, mode == Mode::read_within);
+  if (mode == Mode::read) detail::prefetch_runs({&run, 1}, {});
   else detail::prefetch_runs({}, {&run, 1});
 }
 
@@ -328,6 +344,15 @@ void own(int owner, const void* addr, std::size_t bytes) {
   auto [inner_first, inner_last] = inner_pages(addr, bytes);
   proto::claim(owner, inner_first, inner_last, true);
   if (owner == s.me) prefetch(addr, bytes, Mode::write);  // opens its partial pages too
+}
+
+ReadsWithin::ReadsWithin(const void* addr, std::size_t bytes) : addr_(addr), bytes_(bytes) {
+  require_init("dsm::ReadsWithin");
+  if (state().nprocs > 1) proto::add_within(within_edges(addr, bytes));
+}
+
+ReadsWithin::~ReadsWithin() {
+  if (g_initialized && state().nprocs > 1) proto::remove_within(within_edges(addr_, bytes_));
 }
 
 double wtime() { return stats::now_ns() * 1e-9; }
@@ -392,20 +417,16 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes) {
   proto::claim(owner, first, last, true);
 }
 
-void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads, bool within) {
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads) {
   auto& s = state();
   if (s.nprocs == 1) return;
   stats::Timer timer(stats::counters().protocol_ns);
-  // Pages to fetch (invalid ones) and, of writes, to open; under `within`, the bytes read of
-  // every page read.
+  // Pages to fetch (invalid ones) and, of writes, to open.
   std::vector<std::uint32_t> fetch, open;
-  std::vector<proto::ByteRange> parts;
-  const auto base = reinterpret_cast<std::uintptr_t>(s.region->app());
   for (const auto* runs : {&reads, &writes}) {
     const bool opening = runs == &writes;
     for (const ByteRun& run : *runs) {
       auto [first, last] = heap_pages_of(run.addr, run.bytes);
-      const auto begin = reinterpret_cast<std::uintptr_t>(run.addr) - base, end = begin + run.bytes;
       // Held pages are valid and writable already: a loop over its own block touches no page.
       if (first < last)
         proto::split_held(first, last, [&](std::uint32_t a, std::uint32_t b, bool held) {
@@ -415,12 +436,10 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
           }
           for (std::uint32_t p = a; p < b; ++p) {
             proto::prefetch_page(s.heap.pages, p + proto::prefetch_distance);
-            if (!s.heap.pages[p].valid) fetch.push_back(p);
+            // Invalid yet readable: what a dsm::ReadsWithin promise reads of it is up to date.
+            const auto& pg = s.heap.pages[p];
+            if (!pg.valid && (opening || pg.prot == mem::Prot::none)) fetch.push_back(p);
             if (opening) open.push_back(p);
-            if (within && !opening) {
-              const std::uintptr_t at = std::uintptr_t(p) * page_size;
-              parts.push_back({p, std::uint16_t(std::max(begin, at) - at), std::uint16_t(std::min(end, at + page_size) - at)});
-            }
           }
         });
     }
@@ -429,30 +448,8 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
   // read and write share most: each page is fetched once and opened once.
   std::sort(open.begin(), open.end());
   open.erase(std::unique(open.begin(), open.end()), open.end());
-  std::vector<std::uint32_t> known;
-  if (!parts.empty()) {
-    // Per page the hull of its bytes read, for the pages read in part and not written.
-    std::sort(parts.begin(), parts.end(), [](const proto::ByteRange& x, const proto::ByteRange& y) { return x.page < y.page; });
-    std::size_t n = 0;
-    for (const proto::ByteRange& r : parts)
-      if (n > 0 && parts[n - 1].page == r.page) {
-        parts[n - 1].lo = std::min(parts[n - 1].lo, r.lo);
-        parts[n - 1].hi = std::max(parts[n - 1].hi, r.hi);
-      } else {
-        parts[n++] = r;
-      }
-    parts.resize(n);
-    std::erase_if(parts, [&](const proto::ByteRange& r) {
-      return (r.lo == 0 && r.hi == page_size) || std::binary_search(open.begin(), open.end(), r.page);
-    });
-    std::lock_guard lk(s.mu);
-    for (const proto::ByteRange& r : parts)
-      if (proto::known_within(r.page, r.lo, r.hi)) known.push_back(r.page);
-    std::erase_if(fetch, [&](std::uint32_t p) { return std::binary_search(known.begin(), known.end(), p); });
-  }
-  proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open, parts);
+  proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open);
   proto::open_for_write(open, false);
-  proto::open_within(std::move(known));
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {

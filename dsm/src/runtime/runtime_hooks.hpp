@@ -44,14 +44,11 @@ void claim_exclusive_write(int owner, const void* addr, std::size_t bytes);
 // ranges. `rereads`: this rank reads the same pages again after the next barriers (a loop
 // over the same ranges as at its last execution), so their writers push their next changes
 // with the barrier instead of this rank closing the pages and fetching them again.
-// `within`: this rank reads nothing else of the pages `reads` touch until its next release
-// or acquire (Mode::read_within).
 struct ByteRun {
   const void* addr;
   std::size_t bytes;
 };
-void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads = false,
-                   bool within = false);
+void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads = false);
 
 // Which rank last wrote each page of [addr, addr+bytes) as far as this rank knows
 // (-1: never written). One entry per page overlapping the range.
