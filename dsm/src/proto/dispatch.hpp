@@ -44,7 +44,7 @@ constexpr const char* msg_name(std::uint16_t type) {
 // registers it as their reader whatever the request's size (serve.cpp).
 constexpr std::uint32_t at_collection = 1;
 constexpr std::uint32_t rereads = 2;
-// Each item names the bytes [lo, hi) of its page that the asking rank reads (Mode::read_within):
+// Each item names the bytes [lo, hi) of its page that the asking rank reads (dsm::ReadsWithin):
 // its pushes to that rank carry those bytes alone.
 constexpr std::uint32_t within = 4;
 // A request item's kind: the diff of an interval, its whole page (a whole notice), or its

@@ -46,7 +46,7 @@ struct Notice {
 
 // A page's change in interval `idx` of rank `proc`, pushed with a barrier to `reader`: the
 // whole page at that interval's end, or that interval's diff of it. A whole page may travel
-// in part: the bytes at `offset` that the reader confines its reads to (Mode::read_within).
+// in part: the bytes at `offset` that the reader confines its reads to (dsm::ReadsWithin).
 struct Push {
   std::uint32_t reader, proc, idx, page;
   bool whole;

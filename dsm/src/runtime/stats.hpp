@@ -14,7 +14,7 @@ namespace dsm::stats {
 // waits for a message that slept, after the poll budget (DSM_POLL_US) or at once;
 // `shared_core_waits`: those of them that slept at once because other programs took CPU time
 // the rank needed (set_core_shared). `pages_pushed_in_part`: pushes of the bytes alone that
-// their reader reads (Mode::read_within), counted in pages_pushed too.
+// their reader reads (dsm::ReadsWithin), counted in pages_pushed too.
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_deferred) X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent)   \
