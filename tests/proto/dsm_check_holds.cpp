@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -35,12 +36,19 @@ void check_edges(const std::uint64_t* sh, const std::vector<std::uint64_t>& mode
 // of an array are claimed collectively for random owners (so blocks move between ranks and
 // owners keep pages across phases), the owner writes the even words of its block, and random
 // ranks write odd words anywhere outside the loops, with twins. Checked against a model.
+// Each rank also holds, now and then for a few phases, a dsm::ReadsWithin promise over a
+// random range that starts and ends inside pages, and reads only that range meanwhile: its
+// edge pages come pushed in part, or closed and fetched where another rank's write came
+// without its push, or are written by this rank inside the promise.
 void claims(unsigned seed, int phases) {
   const long words_per_page = 4096 / 8, pages = 48, n = pages * words_per_page;
   auto* sh = dsm::alloc<std::uint64_t>(n);
   std::vector<std::uint64_t> model(n, 0);
   const int me = dsm::rank(), P = dsm::nprocs();
-  std::mt19937 rng(seed);
+  std::mt19937 rng(seed), own_rng(seed * 7 + unsigned(me));
+  std::optional<dsm::ReadsWithin> promise;
+  long from = 0, to = 0;
+  int promise_left = 0;
   for (int phase = 1; phase <= phases; ++phase) {
     bool loop = rng() % 4 != 0;  // some phases leave held pages alone
     std::vector<long> cut{0};
@@ -69,8 +77,19 @@ void claims(unsigned seed, int phases) {
       model[w] = v;
     }
     dsm::barrier();
-    if (rng() % 3 == 0 || phase == phases)
+    const bool read_all = rng() % 3 == 0 || phase == phases;  // drawn on every rank: the streams stay equal
+    if (!promise && phase < phases && own_rng() % 3 == 0) {
+      from = long(own_rng() % n);
+      to = std::min(n, from + 1 + long(own_rng() % (3 * words_per_page)));
+      promise.emplace(sh + from, std::size_t(to - from) * 8);
+      promise_left = 1 + int(own_rng() % 6);
+    }
+    if (promise) {
+      for (long w = from; w < to; ++w) expect(sh[w] == model[w], "claims, read within", w, long(sh[w]), long(model[w]));
+      if (--promise_left == 0) promise.reset();
+    } else if (read_all) {
       for (long w = 0; w < n; ++w) expect(sh[w] == model[w], "claims", w, long(sh[w]), long(model[w]));
+    }
     dsm::barrier();
   }
 }
