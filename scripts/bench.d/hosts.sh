@@ -83,7 +83,7 @@ hosts_up() {  # hosts_up RATE: sets hub, hub_addr, hosts and the hostfile (one s
 }
 wire_bytes() {  # the bytes the hosts' eth0 sent so far, summed over the hosts
   local h
-  for h in "${hosts[@]}"; do ip -n "$h" -s -j link show eth0 | jq '.[0].stats64.tx.bytes'; done | awk '{s += $1} END {print s}'
+  for h in "${hosts[@]}"; do ip -n "$h" -s -j link show eth0 | jq '.[0].stats64.tx.bytes'; done | awk '{s += $1} END {printf "%.0f\n", s}'
 }
 
 # cmd_of VERSION: sets cmd to one version's command, to run in the hub (the sizes are appended).
