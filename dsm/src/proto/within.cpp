@@ -30,10 +30,6 @@ void settle(std::uint32_t page, std::vector<std::uint32_t>& to_open, std::vector
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Opens or closes the pages of promises that began or ended.
 void settle_edges(std::span<const ByteRange> edges) {
   auto& s = state();
@@ -57,9 +53,7 @@ void add_within(std::span<const ByteRange> edges) {
 void remove_within(std::span<const ByteRange> edges) {
   auto& all = state().within.edges;
   for (const ByteRange& e : edges) {
-    auto it = std::find_if(all.begin(), all.end(),
-                           [&](const ByteRange& x) { return x.page == e.page && x.lo == e.lo && x.hi == e.hi; });
-    if (it != all.end()) all.erase(it);
+    if (auto it = std::find(all.begin(), all.end(), e); it != all.end()) all.erase(it);
   }
   settle_edges(edges);
 }

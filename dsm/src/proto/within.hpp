@@ -22,6 +22,7 @@ namespace dsm::proto {
 struct ByteRange {
   std::uint32_t page;
   std::uint16_t lo, hi;
+  bool operator==(const ByteRange&) const = default;
 };
 
 // A promise begins or ends: the pages its range covers in part, with the bytes read.
