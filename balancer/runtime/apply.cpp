@@ -11,12 +11,7 @@
 #include <utility>
 
 namespace dsm::lb::runtime {
-namespace {
 
-// Byte hull [first, last) a section touches over the iterations of one range (empty: first >= last).
-struct Bytes {
-  std::int64_t first, last;
-};
 Bytes hull(const Section& s, const Range& r) {
   if (r.ub <= r.lb || s.hi < s.lo) return {0, 0};
   const long i0 = r.lb, i1 = iteration_at(r.lb, r.ub, r.step, iteration_count(r.lb, r.ub, r.step) - 1);
@@ -24,6 +19,8 @@ Bytes hull(const Section& s, const Range& r) {
   const auto elem = static_cast<std::int64_t>(s.elem_size);
   return {address(s.base) + e0 * elem, address(s.base) + (e1 + 1) * elem};
 }
+
+namespace {
 
 // More runs than this for one section and range are not worth listing: its hull stands.
 constexpr std::int64_t max_listed_runs = 1 << 16;

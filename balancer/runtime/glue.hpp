@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dsm/balancer.hpp>
+#include <dsm/dsm.hpp>
 #include <dsm/pipeline.hpp>
 
 #include "blob.hpp"
@@ -136,6 +137,21 @@ struct SchedTimes {
   double cpu = 0, waiting = 0;
 };
 SchedTimes sched_times(bool with_waiting);
+// Byte hull [first, last) a section touches over the iterations of one range (empty:
+// first >= last); apply.cpp.
+struct Bytes {
+  std::int64_t first, last;
+};
+Bytes hull(const Section& s, const Range& r);
+
+// The promises of a ReadsInLoops region (read_promises.cpp): disjoint byte runs in address
+// order, each a dsm::ReadsWithin.
+struct ReadPromises {
+  int depth = 0;        // regions open (a function with its own may run inside another's)
+  bool blind = false;   // a loop read what no descriptor says: nothing promised until the end
+  std::vector<std::pair<Bytes, std::unique_ptr<ReadsWithin>>> runs;
+};
+
 // Glue state: the sites alive (for statistics) and the figures not yet carried by a barrier.
 struct Glue {
   std::vector<Site::State*> sites;
@@ -171,6 +187,7 @@ struct Glue {
   // its iterations call) would run only this rank's part of itself for this rank's part of
   // the outer loop.
   const Site::State* running = nullptr;
+  ReadPromises promises;
 };
 Glue& glue();
 
@@ -241,6 +258,11 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
                        const Options& o, std::vector<detail::ByteRun>& last_reads);
 // Whether no rank holds, or has claimed since the last barrier, a page that `r` writes.
 bool writes_unheld(std::span<const Section> accesses, const Range& r);
+// Inside a ReadsInLoops region, what `ranges` read of `accesses` becomes part of this rank's
+// promise before they run (a no-op outside one); a loop whose reads no descriptor bounds, or
+// a pipelined nest (forget_reads), ends the region's promises.
+void promise_reads(std::span<const Section> accesses, std::span<const Range> ranges);
+void forget_reads();
 // Bulk fetch and opening of what a chunk taken from another rank reads and writes.
 void prefetch_taken(std::span<const Section> accesses, const Range& r, const Options& o);
 // The same for a sparse loop's reads through an index (through sections, sparse.cpp): the

@@ -112,6 +112,7 @@ long Pipeline::tiles_in(long k) const {
 
 Pipeline::Sweep Pipeline::sweep() {
   ++sweeps_;
+  runtime::forget_reads();  // its tiles read rows no descriptor of it bounds
   // Every rank's speed, once measured (the first sweep faults its rows in): the blocks
   // follow them when the rows would move by more than noise.
   if (balance_ && ranks_ > 1 && sweeps_ > 2) {

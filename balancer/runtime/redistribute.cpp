@@ -151,6 +151,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   std::vector<Range> mine = to_ranges(a[me], lb, ub, step);
   if (opts.exclusive) claim_exclusive(exclusive);
   contest(tail_pages, nranks);
+  promise_reads(accesses, mine);
   prefetch_sections(accesses, a, lb, ub, step, me, opts, st.reads_fetched);
   if (opts.prefetch) prefetch_sparse(st, accesses, mine);
   return taking ? Plan(site, std::move(taking)) : Plan(site, std::move(mine));

@@ -218,6 +218,7 @@ bool take_next(Plan::Taking& t, Range& out) {
     ++t.takes;
     t.iterations_taken += s.size();
     out = to_ranges({s}, t.lb, t.ub, t.step).front();
+    promise_reads(t.accesses, std::span(&out, 1));
     prefetch_taken(t.accesses, out, t.opts);
     return true;
   }

@@ -4,6 +4,7 @@
 #include "nest.hpp"
 #include "outside_access.hpp"
 #include "pragma.hpp"
+#include "read_regions.hpp"
 #include "report.hpp"
 #include "rewrite.hpp"
 #include "source.hpp"
@@ -193,9 +194,11 @@ class Consumer : public ASTConsumer {
     std::vector<const ForStmt*> marked_loops;
     for (const auto& m : marked) marked_loops.push_back(m.second);
     rewrite_singles(ctx, rw, marks_, marked_loops, report);
-    llvm::json::Array outside_writes, outside_reads;
+    llvm::json::Array outside_writes, outside_reads, read_regions;
     for (const OutsideAccess& a : wrap_outside_accesses(ctx, rw, marked_loops))
       (a.write ? outside_writes : outside_reads).push_back(llvm::json::Object{{"line", a.line}, {"array", a.array}});
+    if (report.error_count() == 0)
+      for (unsigned line : wrap_read_regions(ctx, rw, marked_loops)) read_regions.push_back(line);
     llvm::json::Array diags;
     for (const Diagnostic& d : report.list())
       diags.push_back(llvm::json::Object{{"line", d.line}, {"column", d.column}, {"severity", d.error ? "error" : "warning"}, {"message", d.message}});
@@ -207,6 +210,8 @@ class Consumer : public ASTConsumer {
     // Accesses wrapped in dsm::lb::written and dsm::lb::read.
     if (!outside_writes.empty()) top["outside_writes"] = std::move(outside_writes);
     if (!outside_reads.empty()) top["outside_reads"] = std::move(outside_reads);
+    // Loops whose shared reads are all inside marked loops (dsm::lb::ReadsInLoops).
+    if (!read_regions.empty()) top["read_regions"] = std::move(read_regions);
     result_.rsd_json = llvm::formatv("{0:2}", llvm::json::Value(std::move(top))).str() + "\n";
     result_.rewritten = marks_.empty() && !wrapped ? unchanged_file(sm, file) : rewritten_file(rw, file, needs_algorithm, needs_pipeline);
   }

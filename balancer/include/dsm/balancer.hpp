@@ -198,6 +198,20 @@ class Plan {
 
 Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Section> accesses);
 
+// What dsm-pass puts around a loop (a time loop) whose body reads shared arrays only inside
+// marked loops. While it lives, what each marked loop reads by its descriptors becomes this
+// rank's promise (dsm::ReadsWithin over each run of them, widened as later loops read more),
+// so that a halo row starting and ending inside pages travels as its bytes. The code inside
+// it but outside marked loops must read no shared array; a pipelined nest, or a loop whose
+// reads no descriptor bounds, ends the promises until the region's end.
+class ReadsInLoops {
+ public:
+  ReadsInLoops();
+  ~ReadsInLoops();
+  ReadsInLoops(const ReadsInLoops&) = delete;
+  ReadsInLoops& operator=(const ReadsInLoops&) = delete;
+};
+
 // Reductions: what dsm-pass generates for reduction(op: list) on a marked loop, OpenMP's
 // clause and meaning, and what a person may use by hand:
 //
