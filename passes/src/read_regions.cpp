@@ -14,7 +14,29 @@ namespace {
 
 using namespace clang;
 
-// What a candidate region does outside its marked loops.
+// The variable (or member) a pointer expression is taken from: sh_a in sh_a + k, &sh_a[i],
+// sh_a[i] (a row of a 2-D array); null when it is computed otherwise (a call's result).
+const ValueDecl* pointer_root(const Expr* e) {
+  while (true) {
+    e = e->IgnoreParenCasts();
+    if (const auto* d = dyn_cast<DeclRefExpr>(e)) return d->getDecl();
+    if (const auto* m = dyn_cast<MemberExpr>(e)) return m->getMemberDecl();
+    if (const auto* a = dyn_cast<ArraySubscriptExpr>(e)) {
+      e = a->getBase();
+    } else if (const auto* u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_AddrOf) {
+      e = u->getSubExpr();
+    } else if (const auto* b = dyn_cast<BinaryOperator>(e); b && b->isAdditiveOp() && b->getType()->isPointerType()) {
+      e = b->getLHS()->getType()->isPointerType() ? b->getLHS() : b->getRHS();
+    } else {
+      return nullptr;
+    }
+  }
+}
+
+// What a candidate region does outside its marked loops, and how its marked loops reach
+// memory: their descriptors describe what they read through sh_ names alone, so a read
+// through another pointer (a row pointer taken inside the loop, a copy of an sh_ pointer)
+// could fall outside what the region promises.
 class Outside : public RecursiveASTVisitor<Outside> {
  public:
   Outside(const SourceManager& sm, const std::set<const ForStmt*>& marked) : sm_(sm), marked_(marked) {}
@@ -44,8 +66,17 @@ class Outside : public RecursiveASTVisitor<Outside> {
     if (!inside_) called(c->getConstructor());
     return true;
   }
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr* a) {
+    through(a->getBase());
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator* u) {
+    if (u->getOpcode() == UO_Deref) through(u->getSubExpr());
+    return true;
+  }
 
   bool reads_shared = false;  // names an sh_ array outside the marked loops
+  bool undescribed = false;   // a marked loop reaches memory through a pointer of no sh_ name
   bool unseen_call = false;   // calls what it cannot see
   bool global_shared = false; // names an sh_ array that is not a local variable or parameter
 
@@ -55,6 +86,14 @@ class Outside : public RecursiveASTVisitor<Outside> {
     if (!inside_) reads_shared = true;
     const auto* v = dyn_cast<VarDecl>(d);
     if (!v || !v->hasLocalStorage()) global_shared = true;
+  }
+  // Memory reached in a marked loop through `pointer`: fine through an sh_ name or an array
+  // variable (a local table is no shared memory).
+  void through(const Expr* pointer) {
+    if (!inside_) return;
+    const ValueDecl* root = pointer_root(pointer);
+    if (root && (is_shared_name(root) || root->getType()->isArrayType())) return;
+    undescribed = true;
   }
   // A callee with a body is looked into as if written here; dsm's own functions and the
   // system's read no array of the program's but through their arguments.
@@ -123,7 +162,7 @@ bool qualifies(const Stmt* loop, ASTContext& ctx, const std::set<const ForStmt*>
     return false;
   Outside o(sm, marked);
   o.TraverseStmt(const_cast<Stmt*>(loop));
-  return !o.reads_shared && !(o.unseen_call && o.global_shared) && !after_directive(loop->getBeginLoc(), sm);
+  return !o.reads_shared && !o.undescribed && !(o.unseen_call && o.global_shared) && !after_directive(loop->getBeginLoc(), sm);
 }
 
 }  // namespace

@@ -21,8 +21,10 @@ namespace dsmpass {
 // returns the lines of the loops wrapped. A loop qualifies when, outside the marked loops
 // (its condition included, and the bodies in the file of the functions it calls), it names
 // no sh_ array, and it calls no function out of sight (no body here, outside namespace dsm
-// and system headers) where some sh_ array it names is not a local variable or parameter. A
-// loop in a macro, or right after a preprocessor line (another pragma's loop), is left alone.
+// and system headers) where some sh_ array it names is not a local variable or parameter;
+// and when its marked loops reach memory through pointers only by sh_ names (or array
+// variables). A loop in a macro, or right after a preprocessor line (another pragma's
+// loop), is left alone.
 std::vector<unsigned> wrap_read_regions(clang::ASTContext& ctx, clang::Rewriter& rw,
                                         const std::vector<const clang::ForStmt*>& marked);
 

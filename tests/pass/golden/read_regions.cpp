@@ -94,3 +94,31 @@ void after_pragma(double* sh_a, long n, long steps) {
     dsm::barrier();
   }
 }
+
+// Marked loops reading through a pointer of another name (a row taken inside the loop, a
+// copy of an sh_ pointer): their descriptors do not say what that reads, so no region; a
+// table in an array variable is no shared memory, so the last loop has one.
+void aliases(double* sh_a, double* sh_b, long n, long steps) {
+  for (long t = 0; t < steps; ++t) {
+#pragma dsm parallel for
+    for (long i = 1; i < n; ++i) {
+      const double* up = sh_a + (i - 1);
+      sh_b[i] = *up;
+    }
+    dsm::barrier();
+  }
+  const double* a = sh_a;
+  for (long t = 0; t < steps; ++t) {
+#pragma dsm parallel for
+    for (long i = 1; i < n; ++i) sh_b[i] = a[i - 1];
+    dsm::barrier();
+  }
+  for (long t = 0; t < steps; ++t) {
+#pragma dsm parallel for
+    for (long i = 1; i < n; ++i) {
+      const double w[2] = {0.25, 0.75};
+      sh_b[i] = w[0] * sh_a[i - 1] + w[1] * sh_a[i];
+    }
+    dsm::barrier();
+  }
+}
