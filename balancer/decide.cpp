@@ -619,13 +619,25 @@ int busiest_rank(const Assignment& a) {
   return static_cast<int>(best);
 }
 
+// Whether what the split costs besides the work, over the executions it is expected to last,
+// could pay for a trial's pages: the rank alone fetches every page the others write, and
+// gives them back if it loses. At most the trial saves the period's excess over the work.
+// Four ranks on two cores across hosts ran periods ten times their work, and each trial
+// moved both of Jacobi's arrays to one rank and back, 1.3 GB in 1200 iterations.
+bool trial_pays(SiteModel& m, int nranks, const Geometry& g, double page_s) {
+  const IterationPages& t = iteration_pages(m, g);
+  const Assignment whole = whole_on(static_cast<std::size_t>(busiest_rank(m.assign)), m.n, static_cast<std::size_t>(nranks));
+  const double cost = 2 * page_s * change_cost_factor(m) * static_cast<double>(busiest_pages(t, m.assign, whole));
+  return (median(m.solo.periods) - median(m.solo.work)) * expected_stability(m) >= cost;
+}
+
 // Where the solo trial stands for this execution of n iterations: true when it gave the
 // spans (the loop runs on one rank, on trial or for good), false when the split decides.
 // A loop goes on trial when the split's periods cost more than solo_ratio times all the
 // ranks' work in them, no rank sharing its core with another program; it stays on one rank
 // if that measured faster by solo_gain, and goes back to a split when it did not, when a load
 // comes during the trial, or when one comes to that rank's core later.
-bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
+bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
   using Stage = SiteModel::Solo::Stage;
   SiteModel::Solo& s = m.solo;
   if (!m.opt.solo || m.opt.policy == Policy::static_blocks || fixed(m) || nranks < 2) return false;
@@ -644,10 +656,20 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
     return true;
   };
   const auto back_to_split = [&] {
-    s = {Stage::split, s.rank, m.executions, s.failures + 1, {}, {}, {}};
+    // From a trial, to the split it left at the speeds measured then, where the bounds are
+    // the same; from a loop that ran alone for good, at the speeds measured since.
+    const bool from_trial = s.stage == Stage::trying;
+    if (from_trial) {
+      m.speed = std::move(s.speed);
+      m.filters = std::move(s.filters);
+    }
+    Assignment split = std::move(s.split);
+    s = {Stage::split, s.rank, m.executions, s.failures + 1, {}, {}, {}, {}, {}, {}};
     const std::vector<double> power = normalized(usable_speeds(m));
+    const bool same_bounds = n == m.n && g.lb == m.lb && g.step == m.step;
     m.n = n, m.lb = g.lb, m.step = g.step;
-    m.assign = blocks(m, n, nranks, m.observed >= m.opt.warmup ? &power : nullptr, g);
+    if (from_trial && same_bounds && split.size() == static_cast<std::size_t>(nranks)) m.assign = std::move(split);
+    else m.assign = blocks(m, n, nranks, m.observed >= m.opt.warmup ? &power : nullptr, g);
     reset_window(m);
     m.skip = 1;
     ++m.redistributions;
@@ -661,10 +683,14 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g) {
     case Stage::watching:
       if (m.observed < m.opt.warmup || s.periods.size() < rate_window || median(s.periods) <= solo_ratio * median(s.work))
         return false;
+      if (!trial_pays(m, nranks, g, page_s)) return false;
       s.stage = Stage::trying;
       s.since = m.executions;
       s.tried.clear();
       s.rank = busiest_rank(m.assign);
+      s.split = m.assign;
+      s.speed = m.speed;
+      s.filters = m.filters;
       ++m.redistributions;
       return run_alone(Verdict::trying);
     case Stage::trying: {
@@ -987,7 +1013,7 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
     watch_solo(m, *figures);
     observe(m, *figures);
   }
-  if (solo(m, n, nranks, g)) return m.assign;
+  if (solo(m, n, nranks, g, page_seconds > 0 ? page_seconds : default_page_seconds)) return m.assign;
   if (n != m.n || m.new_costs) {
     // New bounds, as every step of a factorization gives (i from k + 1), or new costs (a new
     // matrix): what the ranks' speeds say carries over, measured in work of the same loop

@@ -50,7 +50,9 @@ inline constexpr double max_stretch = 4;
 inline constexpr double default_page_seconds = 20e-6;
 
 // One rank alone (SiteModel::Solo): tried where the median period of the split is more than
-// solo_ratio times the work all ranks did in it, judged over solo_trial periods after
+// solo_ratio times the work all ranks did in it and that excess, over the executions the
+// split is expected to last, would pay for the trial's pages there and back (decide.cpp,
+// trial_pays), judged over solo_trial periods after
 // solo_lag executions (the figures come two late, then the first execution fetches the
 // pages), kept where their median is below solo_gain of the split's, given up at once on a
 // period above solo_losing times the split's; a trial that lost comes again after
@@ -179,6 +181,12 @@ struct SiteModel {
     // The split's last periods (the slowest rank's) and the ranks' work over each (their CPU
     // inside every loop's ranges), at most rate_window; the trial's periods.
     std::vector<double> periods, work, tried;
+    // The split a trial left and what the ranks' speeds were then: a trial's executions
+    // measure one rank fetching every page, and taken for its speed they sent a split of
+    // Jacobi back at 82 % and 18 % of the rows (over tcp), then changes to undo it.
+    Assignment split;
+    std::vector<double> speed;
+    std::vector<RateFilter> filters;
   } solo;
 };
 

@@ -20,6 +20,8 @@ struct SoloRun {
   double period = 0;         // of the execution before the last (the figures carry it)
   std::vector<double> work;  // each rank's CPU over that period
   std::vector<char> shared;  // per rank: another program shares its core
+  Geometry g;                // what the iterations write (none known: pages cost nothing)
+  double page_s = 0;         // what a page costs to move (0: the balancer's default)
 };
 
 bool alone(const Assignment& a) {
@@ -27,10 +29,11 @@ bool alone(const Assignment& a) {
 }
 
 // One execution of n iterations on `ranks` ranks: a split's period is its slowest rank's work
-// plus `split_extra` seconds, one rank alone's its work plus `alone_extra`. As in the runtime,
-// the figures of an execution carry the period (and work) of the one before it.
-const Assignment& execute(SoloRun& run, long n, int ranks, double split_extra, double alone_extra) {
-  const Assignment& a = next_execution(run.m, n, ranks, run.first ? nullptr : &run.figs, Geometry{}, 0);
+// plus `split_extra` seconds, one rank alone's its work plus `alone_extra`, and its ranges
+// take `alone_wall` times their CPU time (pages fetched inside them). As in the runtime, the
+// figures of an execution carry the period (and work) of the one before it.
+const Assignment& execute(SoloRun& run, long n, int ranks, double split_extra, double alone_extra, double alone_wall = 1) {
+  const Assignment& a = next_execution(run.m, n, ranks, run.first ? nullptr : &run.figs, run.g, run.page_s);
   run.first = false;
   std::vector<double> cpu(static_cast<std::size_t>(ranks), 0.0);
   std::vector<RankFigures> figs(static_cast<std::size_t>(ranks));
@@ -38,7 +41,7 @@ const Assignment& execute(SoloRun& run, long n, int ranks, double split_extra, d
     for (const Span& s : a[r]) {
       const double t = static_cast<double>(s.end - s.begin) * per_iteration;
       figs[r].cpu.push_back(t);
-      figs[r].wall.push_back(t);
+      figs[r].wall.push_back(alone(a) ? t * alone_wall : t);
       cpu[r] += t;
     }
     figs[r].period = run.period;
@@ -93,6 +96,41 @@ TEST_CASE("a trial on one rank that measures slower goes back to the split, and 
   REQUIRE(second_trial > 0);
   CHECK(second_trial - first_trial >= solo_retry);
   CHECK_FALSE(alone(run.m.assign));
+}
+
+TEST_CASE("a trial that lost gives back the split it left, at the speeds measured before it") {
+  // The rank alone fetches every page inside its ranges: taken for its speed, its trial
+  // would send most rows to the other rank.
+  SoloRun run;
+  const long n = 1000;
+  Assignment before;
+  for (int e = 0; e < 400 && before.empty(); ++e) {
+    const Assignment last = run.m.assign;
+    if (alone(execute(run, n, 2, 4e-3, 8e-3, 5.0))) before = last;
+  }
+  REQUIRE_FALSE(before.empty());
+  for (int e = 0; e < 40 && alone(run.m.assign); ++e) execute(run, n, 2, 4e-3, 8e-3, 5.0);
+  REQUIRE_FALSE(alone(run.m.assign));
+  CHECK(run.m.assign == before);
+  const std::vector<double> power = relative_power(run.m);  // equal speeds, as before the trial
+  REQUIRE(power.size() == 2);
+  CHECK(power[0] == Approx(0.5).epsilon(0.05));
+}
+
+TEST_CASE("a trial is made only where the split's excess over the horizon could pay for its pages") {
+  // Iteration k writes page k: the rank alone would fetch 500 pages and, losing, give them
+  // back. The split's periods run 3.5 ms beyond the ranks' 1 ms of work.
+  for (const double page_s : {1e-6, 1e-3}) {
+    CAPTURE(page_s);
+    SoloRun run;
+    run.g.sections.push_back(WriteSection{0, 4, 1024, 0, 1023, 0, {}});
+    run.page_s = page_s;
+    int first_trial = -1;
+    for (int e = 0; e < 200 && first_trial < 0; ++e)
+      if (alone(execute(run, 1000, 2, 4e-3, 0.2e-3))) first_trial = e;
+    if (page_s < 1e-5) CHECK((first_trial >= 0 && first_trial < 60));
+    else CHECK(first_trial < 0);  // 1 s of pages against 3.5 ms an execution over ~200 executions
+  }
 }
 
 TEST_CASE("another program's load leaves the split to the balancer") {
