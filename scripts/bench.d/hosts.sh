@@ -18,7 +18,9 @@
 # and the bytes each iteration puts on the wire, counted alike for both stacks: the bytes the
 # hosts' eth0 sent (ip -s link, summed over the hosts) in one run of 4 x JACOBI_ITERS
 # iterations less the median of the timed runs, over 3 x JACOBI_ITERS, so that start-up and
-# shut-down cancel out.
+# shut-down cancel out. The DSM runs print the balancer's moves (DSM_LB_TRACE=1); the table
+# counts them, over the timed runs and in the counting run: bytes per iteration say little of
+# a steady state where one of those moved rows.
 # Without mpirun (or jacobi_mpi) the MPI rows are left out, with a note. Exit 77 when network
 # namespaces cannot be made here (they need root).
 # Environment: BUILD_DIR (default build; needs -DDSM_BUILD_PASS=ON for jacobi_pass and Open
@@ -90,7 +92,8 @@ wire_bytes() {  # the bytes the hosts' eth0 sent so far, summed over the hosts
 cmd=()
 cmd_of() {
   local subnet=${hub_addr%.*}.0/24 dsmrun=("$bin/dsmrun" -n "$nhosts" --hostfile "$hostfile"
-    --launch 'ip netns exec {host}' --provider tcp --rendezvous-addr "$hub_addr" --env FI_TCP_IFACE=eth0 --timeout 1800)
+    --launch 'ip netns exec {host}' --provider tcp --rendezvous-addr "$hub_addr" --env FI_TCP_IFACE=eth0 --timeout 1800
+    --env DSM_LB_TRACE=1)
   case $1 in
     hand) cmd=("${dsmrun[@]}" -- "$top/scripts/bind-rank" "$bin/jacobi_hand") ;;
     pass) cmd=("${dsmrun[@]}" -- "$top/scripts/bind-rank" "$bin/jacobi_pass") ;;
@@ -105,8 +108,9 @@ cmd_of() {
 }
 
 # hosts_run VERSION K: one run of K x JACOBI_ITERS iterations across the hosts, its checksum
-# checked against jacobi_seq's; sets run_t (the program's time) and run_bytes (sent on the wire).
-run_t='' run_bytes=''
+# checked against jacobi_seq's; sets run_t (the program's time), run_bytes (sent on the wire)
+# and run_moves (the balancer's changes of the split; 0 where it printed none).
+run_t='' run_bytes='' run_moves=''
 hosts_run() {
   local v=$1 k=$2 out sum before after
   cmd_of "$v"
@@ -120,25 +124,27 @@ hosts_run() {
   [ "$sum" = "${want[$k]}" ] ||
     die "CHECKSUM MISMATCH: ${label[$v]} ($nhosts hosts, links $rate, $((k * iters)) iterations) gave $sum, jacobi_seq ${want[$k]}"
   run_bytes=$((after - before))
+  run_moves=$(grep -c '^dsm-lb: .* moved: ' <<<"$out" || true)
+  [ "$v" != mpi ] || run_moves=-
 }
 
 echo "bench hosts: $(date -u '+%F %T') UTC, $cores cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$nhosts namespace hosts, median of $repeat; ${mpi_note:-$(mpirun --version 2>/dev/null | head -1)}"
 for rate in "${rates[@]}"; do
   hosts_up "$rate"
-  declare -A times=() bytes=() long=()
+  declare -A times=() bytes=() long=() moves=()
   echo "== $nhosts hosts, links $rate: Jacobi --n $n --iters $iters"
   for ((r = 1; r <= repeat; ++r)); do
     for v in "${versions[@]}"; do
       hosts_run "$v" 1
-      times[$v.$r]=$run_t bytes[$v.$r]=$run_bytes
-      printf '  %-24s %10s s  %12s B  checksum %s\n' "${label[$v]}" "$run_t" "$run_bytes" "${want[1]}"
+      times[$v.$r]=$run_t bytes[$v.$r]=$run_bytes moves[$v]=$((${moves[$v]:-0} + ${run_moves/-/0}))
+      printf '  %-24s %10s s  %12s B  %3s moves  checksum %s\n' "${label[$v]}" "$run_t" "$run_bytes" "$run_moves" "${want[1]}"
     done
   done
   for v in "${versions[@]}"; do
     hosts_run "$v" 4
-    long[$v]=$run_bytes
-    printf '  %-24s %d iterations: %s B\n' "${label[$v]}" $((4 * iters)) "$run_bytes"
+    long[$v]=$run_bytes moves[$v]="${moves[$v]:-0}/$run_moves"
+    printf '  %-24s %d iterations: %s B, %s moves\n' "${label[$v]}" $((4 * iters)) "$run_bytes" "$run_moves"
   done
   hosts_down
 
@@ -150,7 +156,7 @@ for rate in "${rates[@]}"; do
   echo
   echo "== $nhosts hosts, links $rate: Jacobi --n $n --iters $iters, median of $repeat" \
     "(checksums equal to jacobi_seq's ${want[1]})"
-  printf '%-24s %10s %8s %12s %12s\n' version "time (s)" "x MPI" "bytes/iter" "x MPI bytes"
+  printf '%-24s %10s %8s %12s %12s %8s\n' version "time (s)" "x MPI" "bytes/iter" "x MPI bytes" "moves"
   for v in "${versions[@]}"; do
     t=$(for ((r = 1; r <= repeat; ++r)); do echo "${times[$v.$r]}"; done | median)
     x=- xb=-
@@ -158,7 +164,9 @@ for rate in "${rates[@]}"; do
       x=$(for ((r = 1; r <= repeat; ++r)); do ratio "${times[$v.$r]}" "${times[mpi.$r]}"; echo; done | median)
       xb=$(ratio "${per_iter[$v]}" "${per_iter[mpi]}")
     fi
-    printf '%-24s %10s %8s %12s %12s\n' "${label[$v]}" "$t" "$x" "${per_iter[$v]}" "$xb"
+    m=${moves[$v]}
+    [ "$v" != mpi ] || m=-
+    printf '%-24s %10s %8s %12s %12s %8s\n' "${label[$v]}" "$t" "$x" "${per_iter[$v]}" "$xb" "$m"
   done
   [ -z "$mpi_note" ] || echo "no MPI rows: $mpi_note"
   echo
