@@ -658,7 +658,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
   const auto back_to_split = [&] {
     // From a trial, to the split it left at the speeds measured then, where the bounds are
     // the same; from a loop that ran alone for good, at the speeds measured since.
-    const bool from_trial = s.stage == Stage::trying;
+    const bool from_trial = s.stage == Stage::trying && s.speed.size() == m.speed.size() && s.filters.size() == m.filters.size();
     if (from_trial) {
       m.speed = std::move(s.speed);
       m.filters = std::move(s.filters);
