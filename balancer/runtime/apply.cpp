@@ -20,6 +20,15 @@ Bytes hull(const Section& s, const Range& r) {
   return {address(s.base) + e0 * elem, address(s.base) + (e1 + 1) * elem};
 }
 
+std::vector<Bytes> merged(std::vector<Bytes> runs) {
+  std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
+  std::vector<Bytes> out;
+  for (const Bytes& b : runs)
+    if (!out.empty() && b.first <= out.back().last) out.back().last = std::max(out.back().last, b.last);
+    else out.push_back(b);
+  return out;
+}
+
 namespace {
 
 // More runs than this for one section and range are not worth listing: its hull stands.
@@ -75,16 +84,12 @@ Touched touched(const Section& s, const Range& r, double most) {
   return t;
 }
 
-// `runs` in address order, merged where they meet or overlap.
-std::vector<detail::ByteRun> merged_runs(std::vector<Bytes>& runs) {
-  std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
-  std::vector<detail::ByteRun> merged;
-  for (std::size_t i = 0; i < runs.size();) {
-    Bytes w = runs[i];
-    for (++i; i < runs.size() && runs[i].first <= w.last; ++i) w.last = std::max(w.last, runs[i].last);
-    merged.push_back({reinterpret_cast<const void*>(w.first), static_cast<std::size_t>(w.last - w.first)});
-  }
-  return merged;
+// The byte runs of `runs` (merged) as the runtime's prefetch takes them.
+std::vector<detail::ByteRun> merged_runs(std::vector<Bytes> runs) {
+  std::vector<detail::ByteRun> out;
+  for (const Bytes& b : merged(std::move(runs)))
+    out.push_back({reinterpret_cast<const void*>(b.first), static_cast<std::size_t>(b.last - b.first)});
+  return out;
 }
 
 Run pages_of(const Bytes& b, std::size_t rank) {
@@ -261,8 +266,8 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
                reads, writes_);
   // One fetch for both: a page both read and written is fetched once, and opened for
   // writing from invalid in one protection change.
-  std::vector<detail::ByteRun> r = merged_runs(reads);
-  const std::vector<detail::ByteRun> w = merged_runs(writes_);
+  std::vector<detail::ByteRun> r = merged_runs(std::move(reads));
+  const std::vector<detail::ByteRun> w = merged_runs(std::move(writes_));
   // The same reads as at the last execution: a time step's sweep over the same ranges, which
   // will read them again after the next barriers (a shrinking loop's reads move, and a loop
   // run once has no last reads).
@@ -285,7 +290,7 @@ bool writes_unheld(std::span<const Section> accesses, const Range& r) {
 void prefetch_taken(std::span<const Section> accesses, const Range& r, const Options& o) {
   std::vector<Bytes> reads, writes_;
   section_runs(accesses, std::span(&r, 1), o, [](const Section&) { return 0.0; }, reads, writes_);
-  const std::vector<detail::ByteRun> rr = merged_runs(reads), w = merged_runs(writes_);
+  const std::vector<detail::ByteRun> rr = merged_runs(std::move(reads)), w = merged_runs(std::move(writes_));
   if (!rr.empty() || !w.empty()) detail::prefetch_runs(rr, w);
 }
 

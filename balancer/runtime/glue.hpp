@@ -143,6 +143,8 @@ struct Bytes {
   std::int64_t first, last;
 };
 Bytes hull(const Section& s, const Range& r);
+// `runs` in address order, merged where they meet or overlap; apply.cpp.
+std::vector<Bytes> merged(std::vector<Bytes> runs);
 
 // The promises of a ReadsInLoops region (read_promises.cpp): disjoint byte runs in address
 // order, each a dsm::ReadsWithin.

@@ -57,13 +57,9 @@ void promise_reads(std::span<const Section> accesses, std::span<const Range> ran
     for (const Range& r : ranges)
       if (const Bytes b = hull(s, r); b.last > b.first) runs.push_back(b);
   }
-  std::sort(runs.begin(), runs.end(), [](const Bytes& a, const Bytes& b) { return a.first < b.first; });
-  std::vector<Bytes> merged;
-  for (const Bytes& b : runs)
-    if (!merged.empty() && b.first <= merged.back().last) merged.back().last = std::max(merged.back().last, b.last);
-    else merged.push_back(b);
-  if (merged.size() > max_promised_runs) merged = {{merged.front().first, merged.back().last}};
-  for (const Bytes& b : merged) cover(p, b);
+  runs = merged(std::move(runs));
+  if (runs.size() > max_promised_runs) runs = {{runs.front().first, runs.back().last}};
+  for (const Bytes& b : runs) cover(p, b);
   if (p.runs.size() > max_promised_runs) cover(p, {p.runs.front().first.first, p.runs.back().first.last});
 }
 
