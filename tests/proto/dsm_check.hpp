@@ -48,6 +48,7 @@ void write_ahead();
 void gc_copies(int phases);
 void init_pages(int steps);
 void kept(int phases);
+void late_reader(int rounds);
 void page_cost();
 void handoff();
 void fabric();

@@ -4,6 +4,7 @@
 // loaded only when a transport opens.
 #include "dsm_check.hpp"
 
+#include <dsm/balancer.hpp>
 #include <dsm/dsm.hpp>
 
 #include "runtime/runtime_hooks.hpp"
@@ -233,6 +234,53 @@ void init_pages(int steps) {
   }
   const long deferred = long(dsm::stats::counters().diffs_deferred.load());
   if (me == 0) expect(deferred == pages, "changes kept as pages", me, deferred, pages);
+}
+
+// Code outside the loops (every rank runs it, dsm-pass marks its accesses as
+// dsm::lb::written and read do) on a page that one rank keeps open: rank 0 writes a page
+// whole (owned), lets the hold lapse, then rewrites a word of it with a twin at barrier after
+// barrier (kept open), while the others never read it. After a barrier every rank updates
+// the word, rank 0 first (without a fault) and, told so by a message, the others only then:
+// they must read it as the barrier left it, however late their fetch reaches rank 0 (its
+// next barrier may have closed the interval of the update already), not rank 0's new value
+// nor that value mixed bytewise with the diff of the interval before, which a reader applies
+// over a whole page.
+void late_reader(int rounds) {
+  const long words_per_page = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(2 * words_per_page);
+  const long w = (words_per_page - reinterpret_cast<std::uintptr_t>(sh) % 4096 / 8) % words_per_page + 7;
+  const auto write_faults = [] { return long(dsm::stats::counters().write_faults.load()); };
+  for (int round = 1; round <= rounds; ++round) {
+    dsm::own(0, sh + w - 7, 4096);
+    if (me == 0)
+      for (long k = w - 7; k < w - 7 + words_per_page; ++k) sh[k] = stamped(round, k);
+    for (int idle = 0; idle < 20; ++idle) dsm::barrier();  // the hold lapses
+    // Bytes 0-1 change from one value to the next, byte 2 only in the update.
+    std::uint64_t value = 0;
+    for (int step = 1; step <= 6; ++step) {
+      value = std::uint64_t(round) << 32 | std::uint64_t(step) << 8 | 0x11;
+      if (me == 0) sh[w] = value;
+      dsm::barrier();
+    }
+    const std::uint64_t updated = value | std::uint64_t(0xff) << 16;
+    long faults = 0;
+    if (me == 0) {
+      const long before = write_faults();
+      dsm::lb::written(sh[w]) = updated;
+      faults = write_faults() - before;
+      const std::byte go[1] = {};
+      for (int r = 1; r < P; ++r) dsm::detail::send_to(r, go);
+    } else {
+      dsm::detail::receive_from(0);
+      expect(dsm::lb::read(sh[w]) == value, "late reader", w, long(sh[w]), long(value));
+      dsm::lb::written(sh[w]) = updated;
+    }
+    expect(faults == 0, "a kept page written without a fault", me, faults, 0);
+    dsm::barrier();
+    expect(sh[w] == updated, "after the barrier", w, long(sh[w]), long(updated));
+    dsm::barrier();
+  }
 }
 
 // Pages written at barrier after barrier stay open with a twin (kept) and are diffed at

@@ -61,8 +61,9 @@ void keep_before_change(std::uint32_t first, std::uint32_t last) {
     if (p == holds.noted_page && holds.closes == holds.noted_closes) continue;
     holds.noted_page = p;
     holds.noted_closes = holds.closes;
-    if (!s.heap.pages[p].held) continue;
-    if (!s.heap.pages[p].valid) make_valid({p});  // the write's own read (++, +=) comes after
+    const Page& pg = s.heap.pages[p];
+    if (!pg.held && !pg.kept) continue;
+    if (!pg.valid) make_valid({p});  // the write's own read (++, +=) comes after
     std::lock_guard lk(s.mu);
     keep_image(p, s.intervals.log.known(std::uint32_t(s.me)), alias_page(p));
   }

@@ -31,13 +31,15 @@ void split_held(std::uint32_t first, std::uint32_t last,
 void renew_holds(std::uint32_t first, std::uint32_t last);
 
 // Code outside marked loops, which every rank runs, reads or is about to write [first,
-// last). A held page takes writes without a fault, in that code or in the loop after it,
-// and a rank that fetches the page before its next acquire must not see them: the same
-// update run on every rank would be applied twice, and a value read before a loop (a
-// pivot) would be read after the holder's loop changed it. Every rank runs the same
-// access, so the holder's own access comes before its writes: the page's bytes are kept
-// then, once per page and interval, and served in its place for the intervals before
-// (image_before).
+// last). A held page, or one kept open (a twinned page written barrier after barrier),
+// takes writes without a fault, in that code or in the loop after it, and a rank that
+// fetches the page before its next acquire must not see them: the same update run on every
+// rank would be applied twice (or, over a kept page, mixed bytewise with the diff before
+// it), and a value read before a loop (a pivot) would be read after the holder's loop
+// changed it. Every rank runs the same access, so the writer's own access comes before its
+// writes: the page's bytes are kept then, once per page and interval, and served in its
+// place for the intervals before (image_before), even after the writer's next barrier
+// closed the interval.
 void keep_before_change(std::uint32_t first, std::uint32_t last);
 // Keeps `bytes` as `page` was before own interval `idx` wrote it. Under mu.
 void keep_image(std::uint32_t page, std::uint32_t idx, const std::byte* bytes);
