@@ -98,8 +98,12 @@ void serve_diff_request(int src, codec::Reader& r) {
     auto& pg = s.heap.pages[it.page];
     if (it.kind == item_whole) {
       // The page as that interval left it: a later interval's writes are not the
-      // requester's to see yet.
+      // requester's to see yet. Without a kept image, a twin of a later interval is the
+      // page before that interval's writes, which the live page may already hold (a write
+      // outside the loops that every rank makes): the requester would apply the diffs since
+      // the whole page over them, bytes of two values in one word.
       const std::byte* bytes = image_before(it.page, it.idx);
+      if (!bytes && pg.twin && pg.twin_idx > it.idx) bytes = pg.twin.get();
       it.data = std::span(bytes ? bytes : alias_page(it.page), mem::page_size);
     } else if (it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
