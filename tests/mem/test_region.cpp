@@ -129,6 +129,20 @@ TEST_CASE("protect_pages makes one call per run of consecutive pages") {
   CHECK(r.mprotect_calls() - before == 3);
 }
 
+TEST_CASE("populate leaves the pages' bytes as they were and the protection asked for") {
+  Region r(base, capacity);
+  r.protect(2, 3, Prot::read_write);
+  for (std::size_t i = 0; i < 3 * page_size; ++i) r.app()[2 * page_size + i] = std::byte(i * 7 + 1);
+  r.protect(2, 3, Prot::none);
+  if (!r.populate(1, 5, Prot::read)) WARN("MADV_POPULATE_WRITE unsupported here: pages fault as usual");
+  for (std::size_t p = 1; p < 6; ++p) CHECK(perms_of(r, p) == "r--");
+  bool same = true;
+  for (std::size_t i = 0; i < 3 * page_size; ++i) same = same && r.app()[2 * page_size + i] == std::byte(i * 7 + 1);
+  CHECK(same);
+  CHECK(r.app()[page_size] == std::byte{0});
+  CHECK(r.alias()[5 * page_size + page_size - 1] == std::byte{0});
+}
+
 TEST_CASE("an 8 GiB region costs nothing until touched") {
   Region r(base, std::size_t{8} << 30);
   const std::size_t last = r.pages() - 1;

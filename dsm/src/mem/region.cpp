@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -128,7 +129,15 @@ bool prefault(std::byte* p, std::size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page_size - 1) / page_size * page_size;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page_size * page_size;
-  return end > begin && madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+  if (end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) return false;
+  // Where a hypervisor shadows the page tables in software, the call fills the guest's
+  // entries but not the shadow's: the first access from user space still costs about 10 us
+  // a page, in whatever loop or fetch comes first (16 MiB fetched at 0.55 GB/s, filled at
+  // 0.4). One access a page pays it here. It is an atomic no-op: a word that another thread
+  // writes meanwhile (the heap's top) keeps that thread's value.
+  for (auto a = begin; a < end; a += page_size)
+    std::atomic_ref(*reinterpret_cast<std::uint64_t*>(a)).fetch_or(0, std::memory_order_relaxed);
+  return true;
 #else
   (void)p;
   (void)bytes;

@@ -71,8 +71,8 @@ class Region {
 // Gives the whole pages of a fresh buffer their memory in one system call
 // (MADV_POPULATE_WRITE) instead of a page fault at each first write, which costs several
 // times more per page (docs/design.md, section "What the hardware costs, and what
-// follows"), and a reply of megabytes is written once. False where unsupported or refused
-// (the pages then fault as usual).
+// follows"), then pays each page's first access from user space, which some hypervisors
+// charge apart. False where unsupported or refused (the pages then fault as usual).
 bool prefault(std::byte* p, std::size_t bytes);
 
 }  // namespace dsm::mem
