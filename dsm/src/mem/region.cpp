@@ -125,7 +125,7 @@ void Region::protect_pages(std::span<const std::size_t> sorted_pages, Prot p) {
   }
 }
 
-bool prefault(std::byte* p, std::size_t bytes) {
+bool prefault(std::byte* p, std::size_t bytes, bool pay_first_access) {
 #ifdef MADV_POPULATE_WRITE
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page_size - 1) / page_size * page_size;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page_size * page_size;
@@ -133,14 +133,15 @@ bool prefault(std::byte* p, std::size_t bytes) {
   // Where a hypervisor shadows the page tables in software, the call fills the guest's
   // entries but not the shadow's: the first access from user space still costs about 10 us
   // a page, in whatever loop or fetch comes first (16 MiB fetched at 0.55 GB/s, filled at
-  // 0.4). One access a page pays it here. It is an atomic no-op: a word that another thread
-  // writes meanwhile (the heap's top) keeps that thread's value.
-  for (auto a = begin; a < end; a += page_size)
-    std::atomic_ref(*reinterpret_cast<std::uint64_t*>(a)).fetch_or(0, std::memory_order_relaxed);
+  // 0.4). One access a page pays it here, an atomic no-op in case the buffer holds data.
+  if (pay_first_access)
+    for (auto a = begin; a < end; a += page_size)
+      std::atomic_ref(*reinterpret_cast<std::uint64_t*>(a)).fetch_or(0, std::memory_order_relaxed);
   return true;
 #else
   (void)p;
   (void)bytes;
+  (void)pay_first_access;
   return false;
 #endif
 }

@@ -71,8 +71,9 @@ class Region {
 // Gives the whole pages of a fresh buffer their memory in one system call
 // (MADV_POPULATE_WRITE) instead of a page fault at each first write, which costs several
 // times more per page (docs/design.md, section "What the hardware costs, and what
-// follows"), then pays each page's first access from user space, which some hypervisors
-// charge apart. False where unsupported or refused (the pages then fault as usual).
-bool prefault(std::byte* p, std::size_t bytes);
+// follows"), then, if pay_first_access, each page's first access from user space, which
+// hypervisors that shadow page tables charge apart (~10 us a page). False where unsupported
+// or refused (the pages then fault as usual).
+bool prefault(std::byte* p, std::size_t bytes, bool pay_first_access = true);
 
 }  // namespace dsm::mem
