@@ -1,7 +1,8 @@
-// PolyBench/C 4.2.1 gramschmidt (QR by modified Gram-Schmidt), ported. At step k every rank
-// computes the norm of column k as the original does (a sum in order of the rows, the same
-// bits everywhere), the rows of Q's column k are scaled in parallel, and the columns after k
-// are projected out in parallel over the columns: each column's dot product and update run
+// PolyBench/C 4.2.1 gramschmidt (QR by modified Gram-Schmidt), ported. At step k one rank
+// computes the norm of column k as the original does (a sum in order of the rows), in a
+// `single` as OpenMP's serial part: run by every rank, it would have each read a page per row
+// for one word of it. The rows of Q's column k are scaled in parallel, and the columns after
+// k are projected out in parallel over the columns: each column's dot product and update run
 // over the rows in the original's order, so the result is the original's to the bit.
 #include "polybench.hpp"
 
@@ -69,13 +70,15 @@ static void kernel_gramschmidt(int m, int n, double A[][N], double R[][N], doubl
   double nrm;
 
   for (k = 0; k < n; k++) {
-    nrm = 0.0;
-    for (i = 0; i < m; i++) nrm += A[i][k] * A[i][k];
-    const double rkk = std::sqrt(nrm);
-    R[k][k] = rkk;
+#pragma dsm single
+    {
+      nrm = 0.0;
+      for (i = 0; i < m; i++) nrm += A[i][k] * A[i][k];
+      R[k][k] = std::sqrt(nrm);
+    }
 #pragma omp parallel for
 #pragma dsm parallel for
-    for (i = 0; i < m; i++) Q[i][k] = A[i][k] / rkk;
+    for (i = 0; i < m; i++) Q[i][k] = A[i][k] / R[k][k];
     dsm::barrier();
 #pragma omp parallel for
 #pragma dsm parallel for
