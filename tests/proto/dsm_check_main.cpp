@@ -45,7 +45,7 @@ constexpr Mode modes[] = {
     {"page_cost", 0, [](char**) { page_cost(); }},
     {"handoff", 0, [](char**) { handoff(); }},
     {"kept", 0, [](char**) { kept(120); }},
-    {"late_reader", 0, [](char**) { late_reader(4); }},
+    {"late_reader", 0, [](char**) { late_reader(6); }},
     {"fetch_ahead", 0, [](char**) { fetch_ahead(); }},
     {"write_ahead", 0, [](char**) { write_ahead(); }},
     {"gc_copies", 0, [](char**) { gc_copies(40); }},

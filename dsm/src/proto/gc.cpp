@@ -35,6 +35,7 @@ void garbage_collect() {
   for (auto& pg : s.heap.pages) {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
     if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start
+    pg.shown_whole = false;          // nobody asks for a change from before the collection
   }
   s.served.diffs.clear();
   s.served.ends.clear();

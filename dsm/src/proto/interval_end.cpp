@@ -84,7 +84,6 @@ void close_interval(bool at_barrier) {
         ++twins;
         pg.idle = 0;
         pg.last_writer = s.me;
-        pg.shown_whole = false;
         if (at_barrier) pg.written_epoch = epoch;
         written.push_back(p);
         whole.push_back(0);
@@ -103,7 +102,7 @@ void close_interval(bool at_barrier) {
     }
     written.push_back(p);
     whole.push_back(pg.dirty_whole);
-    pg.shown_whole = pg.dirty_whole;
+    pg.shown_whole = pg.shown_whole || pg.dirty_whole;
     if (!pg.dirty_whole && at_barrier) pg.written_epoch = epoch;
     pg.kept = pg.dirty = pg.dirty_whole = false;
     pg.last_writer = s.me;

@@ -61,8 +61,11 @@ struct alignas(64) Page {
   bool zero = true;
   bool dirty = false;        // written in the open interval
   bool dirty_whole = false;  // ... without a twin (exclusive claim or write_all)
-  // Its last own change was announced as the whole page: a reader asks for that interval's
-  // page, so when the page is written again its bytes are kept first (Served::befores).
+  // One of its own changes since the last collection was announced as the whole page: a
+  // reader that has not fetched since asks for that interval's page however many diffs
+  // followed, so whenever the page is written again its bytes are kept first
+  // (Served::befores): a reader that fetches late, while this rank writes the page in an
+  // interval the reader does not know yet, must not get that write with the page.
   bool shown_whole = false;
   // Holding: the owner of a collective claim keeps the page writable across barriers and
   // announces it as a whole page at every interval end, so a loop that writes the same
