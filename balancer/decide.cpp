@@ -619,6 +619,11 @@ int busiest_rank(const Assignment& a) {
   return static_cast<int>(best);
 }
 
+// The rank a trial runs the loop on: where other loops run alone, else the busiest.
+int solo_rank(const SiteModel& m, int nranks) {
+  return m.solo.prefer >= 0 && m.solo.prefer < nranks ? m.solo.prefer : busiest_rank(m.assign);
+}
+
 // Whether what the split costs besides the work, over the executions it is expected to last,
 // could pay for a trial's pages: the rank alone fetches every page the others write, and
 // gives them back if it loses. At most the trial saves the period's excess over the work.
@@ -626,7 +631,7 @@ int busiest_rank(const Assignment& a) {
 // moved both of Jacobi's arrays to one rank and back, 1.3 GB in 1200 iterations.
 bool trial_pays(SiteModel& m, int nranks, const Geometry& g, double page_s) {
   const IterationPages& t = iteration_pages(m, g);
-  const Assignment whole = whole_on(static_cast<std::size_t>(busiest_rank(m.assign)), m.n, static_cast<std::size_t>(nranks));
+  const Assignment whole = whole_on(static_cast<std::size_t>(solo_rank(m, nranks)), m.n, static_cast<std::size_t>(nranks));
   const double cost = 2 * page_s * change_cost_factor(m) * static_cast<double>(busiest_pages(t, m.assign, whole));
   return (median(m.solo.periods) - median(m.solo.work)) * expected_stability(m) >= cost;
 }
@@ -664,7 +669,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
       m.filters = std::move(s.filters);
     }
     Assignment split = std::move(s.split);
-    s = {Stage::split, s.rank, m.executions, s.failures + 1, {}, {}, {}, {}, {}, {}};
+    s = {Stage::split, s.rank, s.prefer, m.executions, s.failures + 1, {}, {}, {}, {}, {}, {}};
     const std::vector<double> power = normalized(usable_speeds(m));
     const bool same_bounds = n == m.n && g.lb == m.lb && g.step == m.step;
     m.n = n, m.lb = g.lb, m.step = g.step;
@@ -687,7 +692,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
       s.stage = Stage::trying;
       s.since = m.executions;
       s.tried.clear();
-      s.rank = busiest_rank(m.assign);
+      s.rank = solo_rank(m, nranks);
       s.split = m.assign;
       s.speed = m.speed;
       s.filters = m.filters;

@@ -176,6 +176,10 @@ struct SiteModel {
   struct Solo {
     enum class Stage { watching, trying, alone, split } stage = Stage::watching;
     int rank = 0;
+    // The rank other loops run alone on (-1: none), which a trial takes: loops that share a
+    // column go to one rank, or every step moves it between them (gramschmidt's Q column
+    // written alone on one rank and read alone on the other: 49 s against 4.8).
+    int prefer = -1;
     long since = 0;    // `executions` when the stage began
     int failures = 0;  // trials lost
     // The split's last periods (the slowest rank's) and the ranks' work over each (their CPU

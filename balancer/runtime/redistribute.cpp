@@ -10,10 +10,12 @@
 
 #include "runtime/runtime_hooks.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <utility>
+#include <vector>
 
 namespace dsm::lb {
 
@@ -34,6 +36,20 @@ const Options& run_options() {
     }
   }();
   return opts;
+}
+
+// The rank most other sites run alone on (the lowest of equals), -1 where none does. Every
+// rank holds the same sites in the same stages, so every rank finds the same.
+int rank_alone_elsewhere(const Site::State& st, int nranks) {
+  using Stage = SiteModel::Solo::Stage;
+  std::vector<int> loops(static_cast<std::size_t>(nranks));
+  for (const Site::State* other : glue().sites) {
+    const SiteModel::Solo& s = other->model.solo;
+    if (other != &st && (s.stage == Stage::alone || s.stage == Stage::trying) && s.rank >= 0 && s.rank < nranks)
+      ++loops[static_cast<std::size_t>(s.rank)];
+  }
+  const auto most = std::max_element(loops.begin(), loops.end());
+  return *most > 0 ? static_cast<int>(most - loops.begin()) : -1;
 }
 
 }  // namespace runtime
@@ -123,6 +139,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const long moves_before = st.model.redistributions;
   const bool csv = me == 0 && !follow && have && trace_csv_on();
   const Assignment ran = csv ? st.model.assign : Assignment{};
+  st.model.solo.prefer = rank_alone_elsewhere(st, nranks);
   const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds);
   const bool moved = st.model.redistributions != moves_before;
   if (moved && !follow) refresh_followers(st);

@@ -80,6 +80,23 @@ TEST_CASE("a loop whose split costs more than one rank's work runs on one rank a
   }
 }
 
+TEST_CASE("a loop goes alone on the rank other loops run alone on, not on its own busiest") {
+  // Gramschmidt's two loops: one writes the column the other reads. Alone on two ranks, that
+  // column moved between them at every step.
+  for (const int other : {1, 2}) {
+    CAPTURE(other);
+    SoloRun run;
+    run.m.solo.prefer = other;
+    const long n = 1000;
+    int first_trial = -1;
+    for (int e = 0; e < 60 && first_trial < 0; ++e)
+      if (alone(execute(run, n, 3, 4e-3, 0.2e-3))) first_trial = e;
+    REQUIRE(first_trial >= 0);
+    CHECK(run.m.solo.rank == other);
+    CHECK(run.m.assign[static_cast<std::size_t>(other)] == std::vector<Span>{{0, n}});
+  }
+}
+
 TEST_CASE("a trial on one rank that measures slower goes back to the split, and comes again later") {
   SoloRun run;
   const long n = 1000;
