@@ -70,9 +70,16 @@ void keep_before_change(std::uint32_t first, std::uint32_t last) {
 }
 
 void keep_image(std::uint32_t page, std::uint32_t idx, const std::byte* bytes) {
-  auto& list = state().served.befores[page];
+  Served& served = state().served;
+  auto& list = served.befores[page];
   if (!list.empty() && list.back().idx == idx) return;
-  auto copy = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+  std::unique_ptr<std::byte[]> copy;
+  if (served.spare_images.empty()) {
+    copy = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+  } else {
+    copy = std::move(served.spare_images.back());
+    served.spare_images.pop_back();
+  }
   std::memcpy(copy.get(), bytes, mem::page_size);
   list.push_back({idx, std::move(copy)});
 }
@@ -87,10 +94,13 @@ const std::byte* image_before(std::uint32_t page, std::uint32_t idx) {
 }
 
 void drop_befores(std::uint32_t closing) {
-  auto& befores = state().served.befores;
-  for (auto it = befores.begin(); it != befores.end();) {
-    std::erase_if(it->second, [&](const Served::Before& b) { return b.idx < closing; });
-    it = it->second.empty() ? befores.erase(it) : std::next(it);
+  Served& served = state().served;
+  for (auto it = served.befores.begin(); it != served.befores.end();) {
+    std::vector<Served::Before>& list = it->second;
+    const auto kept = std::find_if(list.begin(), list.end(), [&](const Served::Before& b) { return b.idx >= closing; });
+    for (auto b = list.begin(); b != kept; ++b) served.spare_images.push_back(std::move(b->bytes));
+    list.erase(list.begin(), kept);
+    it = list.empty() ? served.befores.erase(it) : std::next(it);
   }
 }
 
