@@ -279,6 +279,39 @@ void prefetch_sections(std::span<const Section> accesses, const Assignment& a, l
   last_reads = std::move(r);
 }
 
+// Reads that move by the same bytes at every execution, as row k of an elimination at step k
+// that every rank reads: every rank computes every rank's reads from the descriptors, so the
+// writer of the next execution's run registers its reader, and the run comes pushed with the
+// barrier before that execution instead of fetched after it (a round trip a step). The next
+// run extends both ends of the last two (an elimination's row also shortens by an element).
+void expect_moving_reads(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
+                         const Options& o, std::span<const Run> written,
+                         std::vector<std::vector<Bytes>>& last_reads) {
+  if (a.size() > max_predicting_ranks) return;
+  last_reads.resize(a.size());
+  std::vector<Bytes> mine;
+  for (const Run& w : written)
+    if (w.rank == me) mine.push_back({w.first * page_bytes, (w.last + 1) * page_bytes});
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    if (static_cast<int>(r) == me) continue;
+    std::vector<Bytes> reads, writes_;
+    section_runs(accesses, to_ranges(a[r], lb, ub, step), o, [](const Section&) { return 0.0; }, reads, writes_);
+    std::vector<Bytes> now = merged(std::move(reads));
+    const std::vector<Bytes>& last = last_reads[r];
+    if (now.size() == last.size())
+      for (std::size_t i = 0; i < now.size(); ++i) {
+        if (now[i].first == last[i].first && now[i].last == last[i].last) continue;
+        const Bytes next{2 * now[i].first - last[i].first, 2 * now[i].last - last[i].last};
+        for (const Bytes& w : mine) {
+          const std::int64_t first = std::max(next.first, w.first), end = std::min(next.last, w.last);
+          if (first < end)
+            detail::expect_reader(reinterpret_cast<const void*>(first), static_cast<std::size_t>(end - first), static_cast<int>(r));
+        }
+      }
+    last_reads[r] = std::move(now);
+  }
+}
+
 bool writes_unheld(std::span<const Section> accesses, const Range& r) {
   for (const Section& s : accesses)
     if (writes(s))

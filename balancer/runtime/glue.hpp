@@ -32,6 +32,11 @@ struct Run {
   int rank;
 };
 
+// Bytes [first, last) of the address space.
+struct Bytes {
+  std::int64_t first, last;
+};
+
 // What a loop that writes a leader's rows (or the leader itself) wrote last.
 struct Member {
   std::vector<Section> writes;  // its affine write sections (followers only)
@@ -103,6 +108,7 @@ struct Site::State {
   std::vector<runtime::Inspection> inspections;  // of its reads through index arrays
   std::vector<Range> spans_fetched;              // this rank's ranges when it last fetched its CSR rows
   std::vector<detail::ByteRun> reads_fetched;    // what its sections read at its last execution here
+  std::vector<std::vector<runtime::Bytes>> reads_of;  // what they read on each rank then (expect_moving_reads)
   runtime::RowCosts row_costs;                   // of its iterations, over CSR rows
   double started = 0;                  // wtime() at the start of the last execution
   // Glue::starts at the start of its last two executions (0: none), in the program's order.
@@ -139,9 +145,6 @@ struct SchedTimes {
 SchedTimes sched_times(bool with_waiting);
 // Byte hull [first, last) a section touches over the iterations of one range (empty:
 // first >= last); apply.cpp.
-struct Bytes {
-  std::int64_t first, last;
-};
 Bytes hull(const Section& s, const Range& r);
 // `runs` in address order, merged where they meet or overlap; apply.cpp.
 std::vector<Bytes> merged(std::vector<Bytes> runs);
@@ -258,6 +261,13 @@ void claim_exclusive(const std::vector<Run>& exclusive);
 // to them ask the writers to push their next changes.
 void prefetch_sections(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
                        const Options& o, std::vector<detail::ByteRun>& last_reads);
+// Registers the other ranks as readers of the pages this rank writes (`written`, every
+// rank's runs) that their reads, moving by the same bytes at every execution, will read at
+// the next one; `last_reads`: each rank's read runs at the last execution. Up to
+// max_predicting_ranks ranks: every rank computes every rank's reads.
+inline constexpr std::size_t max_predicting_ranks = 16;
+void expect_moving_reads(std::span<const Section> accesses, const Assignment& a, long lb, long ub, long step, int me,
+                         const Options& o, std::span<const Run> written, std::vector<std::vector<Bytes>>& last_reads);
 // Whether no rank holds, or has claimed since the last barrier, a page that `r` writes.
 bool writes_unheld(std::span<const Section> accesses, const Range& r);
 // Inside a ReadsInLoops region, what `ranges` read of `accesses` becomes part of this rank's

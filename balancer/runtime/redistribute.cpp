@@ -170,6 +170,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   contest(tail_pages, nranks);
   promise_reads(accesses, mine);
   prefetch_sections(accesses, a, lb, ub, step, me, opts, st.reads_fetched);
+  expect_moving_reads(accesses, a, lb, ub, step, me, opts, head.group[st.id].runs, st.reads_of);
   if (opts.prefetch) prefetch_sparse(st, accesses, mine);
   return taking ? Plan(site, std::move(taking)) : Plan(site, std::move(mine));
 }

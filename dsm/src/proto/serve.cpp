@@ -157,6 +157,15 @@ void serve_diff_request(int src, codec::Reader& r) {
   s.net->send_owned(src, diff_reply, w.take());
 }
 
+void expect_reader(std::uint32_t page, std::uint32_t rank) {
+  for (auto& r : state().heap.pages[page].readers)
+    if (r.rank == rank) {
+      r.left = std::max(r.left, 1u);  // its bytes stay those it fetched or promised
+      return;
+    }
+  register_reader(page, rank, 1, 0, mem::page_size);
+}
+
 void encode_pushes(codec::Writer& w, const Interval* newest) {
   auto& s = state();
   struct Out {

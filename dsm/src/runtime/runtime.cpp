@@ -24,6 +24,7 @@
 #include "proto/inbox.hpp"
 #include "proto/notices.hpp"
 #include "proto/received.hpp"
+#include "proto/serve.hpp"
 #include "proto/state.hpp"
 #include "proto/sync.hpp"
 #include "proto/within.hpp"
@@ -450,6 +451,15 @@ void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writ
   open.erase(std::unique(open.begin(), open.end()), open.end());
   proto::make_valid(std::move(fetch), rereads ? proto::rereads : 0, open);
   proto::open_for_write(open, false);
+}
+
+void expect_reader(const void* addr, std::size_t bytes, int rank) {
+  auto& s = state();
+  if (s.nprocs == 1 || rank == s.me || rank < 0 || rank >= s.nprocs) return;
+  auto [first, last] = heap_pages_of(addr, bytes);
+  if (last - first > max_expected_pages) return;  // a block that moves: no halo to push
+  std::lock_guard lk(s.mu);
+  for (std::uint32_t p = first; p < last; ++p) proto::expect_reader(p, std::uint32_t(rank));
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {
