@@ -18,7 +18,7 @@ jobs=${JOBS:-$(nproc)}
 build_type=${DSM_SANITIZE_BUILD_TYPE:-Debug}
 
 targets=(dsmrun dsm-top dsm_check dsm_unit_tests test_mem net_exerciser net_unit_tests
-         test_balancer lb_rows csr_rows follow_lead follower_claims follow_rows reread_push take_chunks strided_pages dsm-load dsm-bench-bulk pipeline_rows gauss_seidel_seq gauss_seidel_hand
+         test_balancer lb_rows csr_rows follow_lead follower_claims follow_rows reread_push moving_push take_chunks strided_pages dsm-load dsm-bench-bulk pipeline_rows gauss_seidel_seq gauss_seidel_hand
          forge_pipeline)
 # The runtime's tests: tests/mem, tests/net, tests/proto, tests/job, tests/balancer, and the
 # pipelined nests' (the Gauss-Seidel application, forged tile messages).
