@@ -157,13 +157,15 @@ void serve_diff_request(int src, codec::Reader& r) {
   s.net->send_owned(src, diff_reply, w.take());
 }
 
-void expect_reader(std::uint32_t page, std::uint32_t rank) {
-  for (auto& r : state().heap.pages[page].readers)
-    if (r.rank == rank) {
-      r.left = std::max(r.left, 1u);  // its bytes stay those it fetched or promised
-      return;
-    }
-  register_reader(page, rank, 1, 0, mem::page_size);
+void expect_reader(std::uint32_t first, std::uint32_t last, std::uint32_t rank) {
+  if (last <= first || last - first > max_halo_pages) return;
+  for (std::uint32_t page = first; page < last; ++page) {
+    auto& readers = state().heap.pages[page].readers;
+    const auto known = std::find_if(readers.begin(), readers.end(), [&](const Page::Reader& r) { return r.rank == rank; });
+    // A known reader's bytes stay those it fetched or promised.
+    if (known != readers.end()) known->left = std::max(known->left, 1u);
+    else register_reader(page, rank, 1, 0, mem::page_size);
+  }
 }
 
 void encode_pushes(codec::Writer& w, const Interval* newest) {

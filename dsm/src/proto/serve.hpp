@@ -11,9 +11,10 @@ void serve_diff_request(int src, codec::Reader& r);
 // Pushes of the changes `newest` (this rank's newest interval, or none) made to pages that
 // readers fetched, encoded into w as the barrier arrival carries them. Called with mu held.
 void encode_pushes(codec::Writer& w, const Interval* newest);
-// `rank` will read `page` after the next barrier where this rank changes it (the balancer
-// predicts it from reads that move: row k of an elimination at step k): that change goes
-// to it pushed, as to a reader that fetched the page. Under mu.
-void expect_reader(std::uint32_t page, std::uint32_t rank);
+// `rank` will read pages [first, last) after the next barrier where this rank changes them
+// (the balancer predicts it from reads that move: row k of an elimination at step k): those
+// changes go to it pushed, as to a reader that fetched them in a small request; nothing
+// for more pages than such a request (a block that moves). Under mu.
+void expect_reader(std::uint32_t first, std::uint32_t last, std::uint32_t rank);
 
 }  // namespace dsm::proto

@@ -457,9 +457,8 @@ void expect_reader(const void* addr, std::size_t bytes, int rank) {
   auto& s = state();
   if (s.nprocs == 1 || rank == s.me || rank < 0 || rank >= s.nprocs) return;
   auto [first, last] = heap_pages_of(addr, bytes);
-  if (last - first > max_expected_pages) return;  // a block that moves: no halo to push
   std::lock_guard lk(s.mu);
-  for (std::uint32_t p = first; p < last; ++p) proto::expect_reader(p, std::uint32_t(rank));
+  proto::expect_reader(first, last, std::uint32_t(rank));
 }
 
 std::vector<int> page_writers(const void* addr, std::size_t bytes) {

@@ -51,8 +51,8 @@ struct ByteRun {
 void prefetch_runs(std::span<const ByteRun> reads, std::span<const ByteRun> writes, bool rereads = false);
 
 // `rank` reads [addr, addr+bytes) after the next barrier: the pages of it this rank changes
-// before that barrier go to it pushed with the barrier (at most max_expected_pages).
-inline constexpr std::size_t max_expected_pages = 16;
+// before that barrier go to it pushed with the barrier, as to a halo's reader (as many pages
+// at most).
 void expect_reader(const void* addr, std::size_t bytes, int rank);
 
 // Which rank last wrote each page of [addr, addr+bytes) as far as this rank knows
