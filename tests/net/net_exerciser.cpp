@@ -129,6 +129,16 @@ int run(const std::string& mode, int argc, char** argv) {
           check.fail("rank %d: from %d corrupt byte %ld\n", me, src, static_cast<long>(i));
           break;
         }
+      // A handler that keeps a payload takes it over where it is: a message to itself, or a
+      // large one from another rank (a MiB surely; a page never).
+      const Payload taken = net.take_payload();
+      const std::byte* at = taken.large ? taken.large.get() : taken.own.data();
+      const bool own = src == me && !payload.empty();
+      const bool large_ok = src != me && payload.size() > 4096, large_due = large_ok && payload.size() >= (1 << 20);
+      if (own != !taken.own.empty() || (taken.large && !large_ok) || (large_due && !taken.large) ||
+          (taken && at != payload.data()))
+        check.fail("rank %d: from %d a payload of %ld bytes was not handed over as it came\n", me, src,
+                   static_cast<long>(payload.size()));
     } else if (type == t_seq) {
       std::int32_t idx;
       std::memcpy(&idx, payload.data(), 4);
@@ -243,7 +253,7 @@ int run(const std::string& mode, int argc, char** argv) {
       boot.allgather({});
       for (std::uint64_t k = 1; me == 1 && k <= rounds; ++k) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));  // rank 0 falls asleep
-        net.send_lazy(0, t_wake, {});
+        net.send_lazy(0, t_wake, std::span<const std::byte>{});
         while (arrived.value() < k) arrived.wait_until(k);
       }
     }

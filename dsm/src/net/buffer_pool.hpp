@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace dsm::net {
 
@@ -16,6 +17,14 @@ struct ReturnToPool {
   void operator()(std::byte* p) const;
 };
 using Buffer = std::unique_ptr<std::byte[], ReturnToPool>;
+
+// A handler's payload taken over (Transport::take_payload): a large message's buffer, or
+// the bytes of a message this rank sent itself. Empty when neither, or taken already.
+struct Payload {
+  Buffer large;
+  std::vector<std::byte> own;
+  explicit operator bool() const { return large || !own.empty(); }
+};
 
 class BufferPool {
  public:

@@ -25,6 +25,7 @@ constexpr long busy_sleep_ns = 50'000;       // transfers in flight that need ou
 
 constinit thread_local const Transport::Impl* Transport::Impl::serving = nullptr;
 constinit thread_local Buffer* Transport::Impl::handed = nullptr;
+constinit thread_local std::vector<std::byte>* Transport::Impl::handed_own = nullptr;
 
 // Reads completions (either thread may); transmit completions are finished here, receive
 // completions queue for the service thread.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #include "net/transport_impl.hpp"
 #include "net/wire.hpp"
@@ -101,7 +102,7 @@ bool Transport::Impl::drain_self() {
       self_queue.pop_front();
     }
     any = true;
-    dispatch(env.rank, m.first, m.second);
+    dispatch(env.rank, m.first, m.second, nullptr, &m.second);
   }
   // What a handler's waiting send took in is delivered now, not at the next message.
   if (held_back) drain_ready();
@@ -166,21 +167,27 @@ void Transport::Impl::deliver_in_order(std::uint32_t src) {
   while (auto m = sources[src].take()) {
     if (m->large && m->large->failed) continue;
     if (m->large) {
-      Buffer* const outer = handed;
-      handed = &m->large->owned;
-      dispatch(static_cast<int>(src), m->type, {m->large->owned.get(), m->large->len});
-      handed = outer;
+      dispatch(static_cast<int>(src), m->type, {m->large->owned.get(), m->large->len}, &m->large->owned);
     } else {
       dispatch(static_cast<int>(src), m->type, m->eager);
     }
   }
 }
 
-void Transport::Impl::dispatch(int src, std::uint16_t type, std::span<const std::byte> payload) {
+void Transport::Impl::dispatch(int src, std::uint16_t type, std::span<const std::byte> payload, Buffer* large,
+                               std::vector<std::byte>* own) {
   if (src != env.rank) {  // a message to self was counted once, as such, when sent
     traffic.msgs_received.fetch_add(1, std::memory_order_relaxed);
     traffic.bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
   }
+  // A handler may dispatch others (a send that waits for room receives meanwhile): each
+  // hands over its own payload alone.
+  struct Handing {
+    Buffer* large;
+    std::vector<std::byte>* own;
+    ~Handing() { handed = large, handed_own = own; }
+  } const outer{handed, handed_own};
+  handed = large, handed_own = own;
   handler(src, type, payload);
 }
 

@@ -89,6 +89,10 @@ void Transport::send_lazy(int dest, std::uint16_t type, std::span<const std::byt
   const std::span<const std::byte> parts[] = {payload};
   impl_->send(dest, type, parts, nullptr, true);
 }
+void Transport::send_lazy(int dest, std::uint16_t type, std::vector<std::byte>&& payload) {
+  const std::span<const std::byte> parts[] = {payload};
+  impl_->send(dest, type, parts, &payload, true);
+}
 
 void Transport::start(Handler handler) {
   if (impl_->service.joinable()) throw std::logic_error("dsm: Transport::start called twice");
@@ -120,7 +124,12 @@ void Transport::set_polling(bool on) {
   if (!on && m.parked.load()) m.wake(m.env.rank);
 }
 
-Buffer Transport::take_payload() { return Impl::handed ? std::move(*Impl::handed) : Buffer{}; }
+Payload Transport::take_payload() {
+  Payload p;
+  if (Impl::handed) p.large = std::move(*Impl::handed);
+  if (Impl::handed_own) p.own = std::move(*Impl::handed_own);
+  return p;
+}
 
 bool Transport::poll() { return impl_->service.joinable() && impl_->poll(); }
 

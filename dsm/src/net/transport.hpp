@@ -46,17 +46,20 @@ class Transport {
   // (set_waiting); otherwise that thread finds it when it next waits and polls. A busy
   // receiver then loses no time to a service thread woken on its core.
   void send_lazy(int dest, std::uint16_t type, std::span<const std::byte> payload);
+  // The same, taking the payload's buffer: a barrier arrival of megabytes of pushes to the
+  // rank itself is then queued without a copy.
+  void send_lazy(int dest, std::uint16_t type, std::vector<std::byte>&& payload);
 
   using Handler = std::function<void(int src, std::uint16_t type, std::span<const std::byte> payload)>;
   // Starts the service thread: handler runs on it for every valid message, per source in
   // the order sent; payload valid only during the call; it may send. Messages that arrived
   // earlier are delivered first. Invalid messages are dropped, counted and logged.
   void start(Handler handler);
-  // Inside a handler: the buffer of the payload it was given, taken over, when that payload
-  // came as a large message (empty otherwise, or if taken already). A handler that keeps a
-  // reply of a MiB takes it instead of copying it; the buffer returns to the transport's
-  // pool when released.
-  Buffer take_payload();
+  // Inside a handler: the payload it was given, taken over, when it came as a large message
+  // or from this rank itself (empty otherwise, or if taken already). A handler that keeps a
+  // reply of a MiB takes it instead of copying it; a large message's buffer returns to the
+  // transport's pool when released.
+  Payload take_payload();
 
   // Does the service thread's work on the calling thread for a moment: receives and runs
   // the handlers of what has arrived (unless the service thread is at it). A thread that

@@ -58,8 +58,10 @@ struct Transport::Impl {
 
   // The transport whose service thread this is (a handler's sends must not wait for it).
   static constinit thread_local const Impl* serving;
-  // The buffer of the large payload this thread's handler was given (take_payload).
+  // The large payload, or the message to self, this thread's handler was given
+  // (take_payload).
   static constinit thread_local Buffer* handed;
+  static constinit thread_local std::vector<std::byte>* handed_own;
 
   job::JobEnv env;
   std::string prov;
@@ -154,7 +156,9 @@ struct Transport::Impl {
   void on_eager(std::span<const std::byte> msg, bool deliver = true);
   void on_large_done(Op& op, std::size_t len, bool deliver = true);
   void deliver_in_order(std::uint32_t src);
-  void dispatch(int src, std::uint16_t type, std::span<const std::byte> payload);
+  // `large` or `own`: the payload's buffer, which the handler may take over (take_payload).
+  void dispatch(int src, std::uint16_t type, std::span<const std::byte> payload, Buffer* large = nullptr,
+                std::vector<std::byte>* own = nullptr);
   void reject(const std::string& why);
 };
 

@@ -59,11 +59,12 @@ void send_departures(const Outgoing& out) {
     w.put<std::uint8_t>(out.gc);
     w.put<std::uint8_t>(out.mismatch);
     put_pushes(w, pushes_for(out.pushes, to, to == s.me));
-    s.net->send(to, barrier_depart, w.buffer());
+    s.net->send_owned(to, barrier_depart, w.take());  // to itself, or from a handler: no copy
   }
   ++b.epoch;
   b.arrived = 0;
   for (auto& a : b.arrivals) a = Arrival{};
+  for (auto& k : b.kept) k = net::Payload{};
 }
 
 void report_mismatch(const std::vector<std::uint64_t>& calls) {
@@ -130,7 +131,7 @@ void gathered() {
   for (const Push* p : all_pushes)
     if (!in_subtree(int(p->reader), s.me, b.fanout)) up.push_back(p);
   put_pushes(w, up);
-  s.net->send_lazy(barrier_parent(s.me, b.fanout), barrier_arrive, w.buffer());
+  s.net->send_lazy(barrier_parent(s.me, b.fanout), barrier_arrive, w.take());
 }
 
 }  // namespace
@@ -146,15 +147,20 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   // What the pushes and figures point into lives on until the departures are sent: the
   // root sends them inside the last arrival's call, another rank when its parent answers.
   const bool last = b.arrived + 1 == int(b.members.size());
-  std::span<const std::byte> kept = payload;
-  std::vector<std::byte> message;
+  // A large arrival or this rank's own is kept as it came (a buffer's move keeps its bytes
+  // where they are: the spans stay valid); only a small one is copied.
+  net::Payload kept;
+  std::span<const std::byte> bytes = payload;
   if (!last || s.me != 0) {
-    message.assign(payload.begin(), payload.end());
-    kept = message;
+    kept = s.net->take_payload();
+    if (!kept) {
+      kept.own.assign(payload.begin(), payload.end());
+      bytes = kept.own;
+    }
   }
-  a = decode_arrival(kept, src, barrier_view(b.epoch));
-  a.message = std::move(message);  // a vector's move keeps its buffer: the spans stay valid
+  a = decode_arrival(bytes, src, barrier_view(b.epoch));
   a.in = true;
+  b.kept[std::size_t(m - b.members.begin())] = std::move(kept);
   if (++b.arrived == int(b.members.size())) gathered();
 }
 

@@ -39,7 +39,6 @@ struct Arrival {
   std::vector<Rank> ranks;           // every rank of the subtree
   std::uint64_t protocol_bytes = 0;  // the subtree's largest
   std::vector<Push> pushes;
-  std::vector<std::byte> message;  // what blobs and pushes point into, where kept
   bool in = false;
 };
 

@@ -129,8 +129,9 @@ void post_channel(int src, std::span<const std::byte> payload) {
 
 void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
-  Reply reply{src, type, {}, s.net ? s.net->take_payload() : net::Buffer{}, payload.size()};
-  if (!reply.large) reply.copy.assign(payload.begin(), payload.end());
+  net::Payload taken = s.net ? s.net->take_payload() : net::Payload{};
+  Reply reply{src, type, std::move(taken.own), std::move(taken.large), payload.size()};
+  if (!taken) reply.copy.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
     s.inbox.replies.push_back(std::move(reply));

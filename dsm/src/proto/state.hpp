@@ -126,6 +126,7 @@ struct BarrierNode {  // gathering on rank 0 and every rank with children; handl
   int fanout = 3;
   std::vector<int> members;        // this rank, then its children
   std::vector<Arrival> arrivals;   // by member
+  std::vector<net::Payload> kept;  // by member: what its arrival's spans point into, where kept
   int arrived = 0;
 };
 

@@ -126,7 +126,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     // woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
     const int hub = barrier_hub();
-    s.net->send_lazy(hub, barrier_arrive, w.buffer());
+    s.net->send_lazy(hub, barrier_arrive, w.take());
     const Reply reply = wait_inbox(barrier_depart, hub);
     bool gc = false, mismatch = false;
     try {

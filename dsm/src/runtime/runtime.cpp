@@ -190,6 +190,7 @@ void init(int, char**) {
     b.members = proto::barrier_children(s.me, s.nprocs, b.fanout);
     b.members.insert(b.members.begin(), s.me);
     b.arrivals.resize(b.members.size());
+    b.kept.resize(b.members.size());
     s.balancer.blobs.resize(s.nprocs);
     if (env.under_dsmrun) {
       open_board(env);
