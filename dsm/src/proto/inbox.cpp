@@ -130,8 +130,8 @@ void post_channel(int src, std::span<const std::byte> payload) {
 void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
   net::Payload taken = s.net ? s.net->take_payload() : net::Payload{};
+  if (!taken) taken.own.assign(payload.begin(), payload.end());
   Reply reply{src, type, std::move(taken.own), std::move(taken.large), payload.size()};
-  if (!taken) reply.copy.assign(payload.begin(), payload.end());
   {
     std::lock_guard lk(s.mu);
     s.inbox.replies.push_back(std::move(reply));
