@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "net/transport_impl.hpp"
@@ -29,12 +30,13 @@ void Transport::Impl::keep_receiving() {
   static thread_local bool inside = false;  // posting a receive may wait, and come back here
   if (inside) return;
   inside = true;
-  std::deque<Completion> taken;
+  // Called in a loop while a send waits: an empty deque takes an allocation.
+  std::optional<std::deque<Completion>> taken;
   std::vector<int> repost;
   {
     std::lock_guard lock(ready_mu);
     if (serving == this) {
-      taken.swap(ready);
+      if (!ready.empty()) taken.emplace().swap(ready);
     } else {
       for (Completion& c : ready) {
         if (c.copied || c.error || c.op->kind != Op::rx_eager) continue;
@@ -46,8 +48,10 @@ void Transport::Impl::keep_receiving() {
     }
   }
   for (int i : repost) post_rx(i);
-  for (const Completion& c : taken) take_in(c, false);
-  if (!taken.empty()) held_back = true;  // only the dispatching thread takes any in
+  if (taken) {
+    for (const Completion& c : *taken) take_in(c, false);
+    held_back = true;  // only the dispatching thread takes any in
+  }
   inside = false;
 }
 

@@ -20,6 +20,9 @@ bool in_subtree(int rank, int root, int fanout) {
   return rank == root;
 }
 
+// At most: reader, proc, idx, page, the kind, an offset.
+constexpr std::size_t push_head_bytes = 4 * 4 + 1 + 2;
+
 void put_push_head(codec::Writer& w, const Push& p) {
   w.put(p.reader);
   w.put(p.proc);
@@ -31,6 +34,9 @@ void put_push_head(codec::Writer& w, const Push& p) {
 }
 
 void put_pushes(codec::Writer& w, std::span<const Push* const> pushes) {
+  std::size_t bytes = sizeof(std::uint32_t);
+  for (const Push* p : pushes) bytes += push_head_bytes + sizeof(std::uint32_t) + p->data.size();
+  w.reserve(bytes);
   w.put<std::uint32_t>(std::uint32_t(pushes.size()));
   for (const Push* p : pushes) {
     put_push_head(w, *p);

@@ -36,6 +36,9 @@ class Writer {
     const auto* p = reinterpret_cast<const std::byte*>(v.data());
     buf_.insert(buf_.end(), p, p + v.size_bytes());
   }
+  // Room for `more` bytes after those written: megabytes of pages written into a buffer
+  // grown as they come are copied again at every doubling.
+  void reserve(std::size_t more) { buf_.reserve(buf_.size() + more); }
   std::vector<std::byte>& buffer() { return buf_; }
   std::vector<std::byte> take() { return std::move(buf_); }
 

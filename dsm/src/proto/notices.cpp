@@ -1,8 +1,9 @@
 #include "proto/notices.hpp"
 
 #include <algorithm>
-#include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "proto/diffs.hpp"
 #include "proto/state.hpp"
@@ -106,15 +107,22 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   // Pushes replace the fetch only when they are all the page lacks (no change from a rank
   // that did not push; no own change to apply again after a whole page). Diffs go onto this
   // rank's own concurrent writes, whose diff `note` kept. A page several ranks write gets
-  // one push from each.
-  std::map<std::uint32_t, std::vector<const Push*>> by_page;
-  for (const Push& p : pushes) by_page[p.page].push_back(&p);
-  for (const auto& [page, pushed] : by_page) {
+  // one push from each. By page, in one sorted list: a barrier may push thousands of pages
+  // (adi), and a map of lists took three allocations a page.
+  std::vector<const Push*> by_page(pushes.size());
+  for (std::size_t i = 0; i < pushes.size(); ++i) by_page[i] = &pushes[i];
+  std::stable_sort(by_page.begin(), by_page.end(), [](const Push* a, const Push* b) { return a->page < b->page; });
+  std::vector<const Push*> order;
+  for (auto from = by_page.begin(); from != by_page.end();) {
+    const std::uint32_t page = (*from)->page;
+    const auto to = std::find_if(from, by_page.end(), [&](const Push* p) { return p->page != page; });
+    const std::span<const Push* const> pushed(from, to);
+    from = to;
     auto& pg = pages[page];
     if (pg.valid) continue;
     take_whole(page, page + 1);
     const auto need = needed_changes(page);
-    std::vector<const Push*> order;
+    order.clear();
     for (const Notice& n : need) {
       auto p = std::find_if(pushed.begin(), pushed.end(), [&](const Push* p) {
         return p->proc == n.proc && p->idx == n.idx && p->whole == n.whole;

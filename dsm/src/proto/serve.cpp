@@ -191,6 +191,8 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
       std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
   std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
+  // A page or its diff each, with its head (a diff larger than its page is rare).
+  w.reserve(out.size() * (mem::page_size + 64));
   w.put<std::uint32_t>(std::uint32_t(out.size()));
   std::uint64_t parts = 0;
   for (const Out& o : out) {
