@@ -39,8 +39,19 @@ struct Outgoing {
   std::vector<const Push*> pushes;
 };
 
-// To each member of this rank's gathering, children first, what its subtree lacks.
-void send_departures(const Outgoing& out) {
+// A handler's payload, kept: a large message's buffer or the rank's own message as they
+// came (a buffer's move keeps its bytes where they are, so spans into it stay valid), a small
+// one copied.
+net::Payload keep_payload(std::span<const std::byte> payload) {
+  net::Payload kept = state().net->take_payload();
+  if (!kept) kept.own.assign(payload.begin(), payload.end());
+  return kept;
+}
+
+// To each member of this rank's gathering, children first, what its subtree lacks; the
+// pushes to this rank itself are handed over with `parent` (the departure they came in, on a
+// rank that is not the root) and the arrivals they point into.
+void send_departures(const Outgoing& out, net::Payload parent = {}) {
   auto& s = state();
   auto& b = s.sync.barrier;
   for (std::size_t k = 1; k <= b.members.size(); ++k) {
@@ -58,13 +69,21 @@ void send_departures(const Outgoing& out) {
     for (auto blob : out.blobs) w.bytes(blob);
     w.put<std::uint8_t>(out.gc);
     w.put<std::uint8_t>(out.mismatch);
-    put_pushes(w, pushes_for(out.pushes, to, to == s.me));
+    if (to == s.me) {
+      put_pushes(w, {});
+      b.pushes_here.clear();
+      for (const Push* p : pushes_for(out.pushes, to, true)) b.pushes_here.push_back(*p);
+      b.pushes_kept = std::move(b.kept);
+      b.pushes_kept.push_back(std::move(parent));
+      b.kept = std::vector<net::Payload>(b.members.size());
+    } else {
+      put_pushes(w, pushes_for(out.pushes, to, false));
+    }
     s.net->send_owned(to, barrier_depart, w.take());  // to itself, or from a handler: no copy
   }
   ++b.epoch;
   b.arrived = 0;
   for (auto& a : b.arrivals) a = Arrival{};
-  for (auto& k : b.kept) k = net::Payload{};
 }
 
 void report_mismatch(const std::vector<std::uint64_t>& calls) {
@@ -144,21 +163,11 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
     throw codec::DecodeError("barrier arrival at a rank that does not gather for its sender");
   auto& a = b.arrivals[std::size_t(m - b.members.begin())];
   if (a.in) throw codec::DecodeError("second barrier arrival from one rank");
-  // What the pushes and figures point into lives on until the departures are sent: the
-  // root sends them inside the last arrival's call, another rank when its parent answers.
-  const bool last = b.arrived + 1 == int(b.members.size());
-  // A large arrival or this rank's own is kept as it came (a buffer's move keeps its bytes
-  // where they are: the spans stay valid); only a small one is copied.
-  net::Payload kept;
-  std::span<const std::byte> bytes = payload;
-  if (!last || s.me != 0) {
-    kept = s.net->take_payload();
-    if (!kept) {
-      kept.own.assign(payload.begin(), payload.end());
-      bytes = kept.own;
-    }
-  }
-  a = decode_arrival(bytes, src, barrier_view(b.epoch));
+  // What the pushes and figures point into lives on until the departures are sent (the
+  // root sends them inside the last arrival's call, another rank when its parent answers),
+  // and the pushes to this rank until its application thread merged them.
+  net::Payload kept = keep_payload(payload);
+  a = decode_arrival(kept.large ? payload : std::span<const std::byte>(kept.own), src, barrier_view(b.epoch));
   a.in = true;
   b.kept[std::size_t(m - b.members.begin())] = std::move(kept);
   if (++b.arrived == int(b.members.size())) gathered();
@@ -174,7 +183,9 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   // From the parent, for this subtree: passed on with the pushes gathered here.
   if (src != barrier_parent(s.me, b.fanout) || b.arrived != int(b.members.size()))
     throw codec::DecodeError("barrier departure from a rank that does not gather for this one");
-  const Departure d = decode_departure(payload, barrier_view(b.epoch), false);
+  net::Payload kept = keep_payload(payload);
+  const Departure d =
+      decode_departure(kept.large ? payload : std::span<const std::byte>(kept.own), barrier_view(b.epoch), false);
   Outgoing out;
   for (const auto& in : d.intervals) {
     if (in_subtree(int(in.proc), s.me, b.fanout)) throw codec::DecodeError("barrier departure brings an interval gathered here");
@@ -189,7 +200,7 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   for (const auto& a : b.arrivals)
     for (const auto& p : a.pushes)
       if (in_subtree(int(p.reader), s.me, b.fanout)) out.pushes.push_back(&p);
-  send_departures(out);
+  send_departures(out, std::move(kept));
 }
 
 }  // namespace dsm::proto

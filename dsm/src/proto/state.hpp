@@ -126,8 +126,14 @@ struct BarrierNode {  // gathering on rank 0 and every rank with children; handl
   int fanout = 3;
   std::vector<int> members;        // this rank, then its children
   std::vector<Arrival> arrivals;   // by member
-  std::vector<net::Payload> kept;  // by member: what its arrival's spans point into, where kept
+  std::vector<net::Payload> kept;  // by member: what its arrival's spans point into
   int arrived = 0;
+  // The pushes to this rank itself, with the buffers they point into: set before its own
+  // departure is sent, taken by its application thread with that departure. Copied into
+  // the departure, they were a second copy of megabytes a barrier where a split loop
+  // writes by columns what the other rank reads by rows (adi).
+  std::vector<Push> pushes_here;
+  std::vector<net::Payload> pushes_kept;
 };
 
 // Median of the last few samples: one fetch that waited for a descheduled peer must not

@@ -135,6 +135,12 @@ void barrier_with(std::uint64_t call, bool collecting) {
       mismatch = d.mismatch;
       s.balancer.blobs.resize(d.blobs.size());
       for (std::size_t p = 0; p < d.blobs.size(); ++p) s.balancer.blobs[p].assign(d.blobs[p].begin(), d.blobs[p].end());
+      // Where this rank gathers, the pushes to it came handed over, not in its departure.
+      auto& b = s.sync.barrier;
+      const std::vector<net::Payload> kept = std::move(b.pushes_kept);
+      d.pushes.insert(d.pushes.end(), b.pushes_here.begin(), b.pushes_here.end());
+      b.pushes_here.clear();
+      b.pushes_kept.clear();
       merge(std::move(d.intervals), d.pushes);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
