@@ -41,10 +41,13 @@ struct Outgoing {
 
 // A handler's payload, kept: a large message's buffer or the rank's own message as they
 // came (a buffer's move keeps its bytes where they are, so spans into it stay valid), a small
-// one copied.
-net::Payload keep_payload(std::span<const std::byte> payload) {
+// one copied, and `payload` then pointed at the copy.
+net::Payload keep_payload(std::span<const std::byte>& payload) {
   net::Payload kept = state().net->take_payload();
-  if (!kept) kept.own.assign(payload.begin(), payload.end());
+  if (!kept) {
+    kept.own.assign(payload.begin(), payload.end());
+    payload = kept.own;
+  }
   return kept;
 }
 
@@ -167,7 +170,7 @@ void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   // root sends them inside the last arrival's call, another rank when its parent answers),
   // and the pushes to this rank until its application thread merged them.
   net::Payload kept = keep_payload(payload);
-  a = decode_arrival(kept.large ? payload : std::span<const std::byte>(kept.own), src, barrier_view(b.epoch));
+  a = decode_arrival(payload, src, barrier_view(b.epoch));
   a.in = true;
   b.kept[std::size_t(m - b.members.begin())] = std::move(kept);
   if (++b.arrived == int(b.members.size())) gathered();
@@ -184,8 +187,7 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   if (src != barrier_parent(s.me, b.fanout) || b.arrived != int(b.members.size()))
     throw codec::DecodeError("barrier departure from a rank that does not gather for this one");
   net::Payload kept = keep_payload(payload);
-  const Departure d =
-      decode_departure(kept.large ? payload : std::span<const std::byte>(kept.own), barrier_view(b.epoch), false);
+  const Departure d = decode_departure(payload, barrier_view(b.epoch), false);
   Outgoing out;
   for (const auto& in : d.intervals) {
     if (in_subtree(int(in.proc), s.me, b.fanout)) throw codec::DecodeError("barrier departure brings an interval gathered here");

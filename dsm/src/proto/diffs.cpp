@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <vector>
 
 #include "mem/diff.hpp"
 #include "mem/page_copy.hpp"
+#include "proto/page_buffers.hpp"
 #include "proto/state.hpp"
 #include "runtime/stats.hpp"
 
@@ -14,49 +13,8 @@ namespace dsm::proto {
 
 alignas(64) const std::byte zero_page[mem::page_size] = {};
 
-namespace {
-
-// Up to 16 MiB of buffers wait for twins, from both threads. Never destroyed: a twin may
-// outlive static destruction's order.
-struct TwinBuffers {
-  std::mutex mu;
-  std::vector<std::byte*> free;
-};
-constexpr std::size_t kept_twin_buffers = 4096;
-TwinBuffers& twin_buffers() {
-  static TwinBuffers* const buffers = new TwinBuffers;
-  return *buffers;
-}
-
-std::byte* twin_buffer() {
-  TwinBuffers& t = twin_buffers();
-  {
-    std::lock_guard lock(t.mu);
-    if (!t.free.empty()) {
-      std::byte* b = t.free.back();
-      t.free.pop_back();
-      return b;
-    }
-  }
-  return new std::byte[mem::page_size];
-}
-
-}  // namespace
-
-void Twin::give_back(std::byte* buffer) {
-  TwinBuffers& t = twin_buffers();
-  {
-    std::lock_guard lock(t.mu);
-    if (t.free.size() < kept_twin_buffers) {
-      t.free.push_back(buffer);
-      return;
-    }
-  }
-  delete[] buffer;
-}
-
 void Twin::copy_of(const std::byte* page) {
-  std::byte* own = p_ && p_ != zero_page ? const_cast<std::byte*>(p_) : twin_buffer();
+  std::byte* own = p_ && p_ != zero_page ? const_cast<std::byte*>(p_) : take_page_buffer().release();
   std::memcpy(own, page, mem::page_size);
   p_ = own;
 }

@@ -40,7 +40,6 @@ void garbage_collect() {
   s.served.diffs.clear();
   s.served.ends.clear();
   s.served.befores.clear();
-  s.served.spare_images.clear();
   s.served.diff_bytes = 0;
   s.intervals.log.clear();
   s.intervals.last_sent = s.intervals.log.known(std::uint32_t(s.me));

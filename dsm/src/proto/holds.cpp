@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "proto/fetch.hpp"
+#include "proto/page_buffers.hpp"
 #include "proto/state.hpp"
 
 namespace dsm::proto {
@@ -73,13 +74,7 @@ void keep_image(std::uint32_t page, std::uint32_t idx, const std::byte* bytes) {
   Served& served = state().served;
   auto& list = served.befores[page];
   if (!list.empty() && list.back().idx == idx) return;
-  std::unique_ptr<std::byte[]> copy;
-  if (served.spare_images.empty()) {
-    copy = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
-  } else {
-    copy = std::move(served.spare_images.back());
-    served.spare_images.pop_back();
-  }
+  std::unique_ptr<std::byte[]> copy = take_page_buffer();
   std::memcpy(copy.get(), bytes, mem::page_size);
   list.push_back({idx, std::move(copy)});
 }
@@ -98,7 +93,7 @@ void drop_befores(std::uint32_t closing) {
   for (auto it = served.befores.begin(); it != served.befores.end();) {
     std::vector<Served::Before>& list = it->second;
     const auto kept = std::find_if(list.begin(), list.end(), [&](const Served::Before& b) { return b.idx >= closing; });
-    for (auto b = list.begin(); b != kept; ++b) served.spare_images.push_back(std::move(b->bytes));
+    for (auto b = list.begin(); b != kept; ++b) give_page_buffer(std::move(b->bytes));
     list.erase(list.begin(), kept);
     it = list.empty() ? served.befores.erase(it) : std::next(it);
   }

@@ -191,9 +191,6 @@ struct Served {
     std::unique_ptr<std::byte[]> bytes;
   };
   std::unordered_map<std::uint32_t, std::vector<Before>> befores;  // by page, idx ascending
-  // Images dropped, reused by the next ones until a collection: a page's worth from malloc
-  // at each cost more than its copy (gramschmidt's rank keeps a thousand a step).
-  std::vector<std::unique_ptr<std::byte[]>> spare_images;
 };
 
 // Fetching and opening ahead of sequential faults (application thread).

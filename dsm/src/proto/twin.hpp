@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "mem/region.hpp"
+#include "proto/page_buffers.hpp"
 
 namespace dsm::proto {
 
@@ -35,7 +36,7 @@ class Twin {
   const std::byte* get() const { return p_; }
   bool zero() const { return p_ == zero_page; }
   void reset() {
-    if (p_ && p_ != zero_page) give_back(const_cast<std::byte*>(p_));
+    if (p_ && p_ != zero_page) give_page_buffer(std::unique_ptr<std::byte[]>(const_cast<std::byte*>(p_)));
     p_ = nullptr;
   }
   void set_zero() {
@@ -53,11 +54,6 @@ class Twin {
   std::unique_ptr<std::byte[]> release_copy_of(const std::byte* page);
 
  private:
-  // Twins' buffers are kept for the next twins (diffs.cpp): a loop that writes by columns
-  // what another rank reads by rows twins thousands of pages a barrier, and a page's worth
-  // from malloc each cost more than its copy.
-  static void give_back(std::byte* buffer);
-
   const std::byte* p_ = nullptr;  // zero_page, or a buffer of its own
 };
 
