@@ -35,6 +35,7 @@ void randomized(unsigned seed, int phases, bool flap = false);
 void claims(unsigned seed, int phases);
 void boundary(int phases);
 void quiet_holds(int steps);
+void moved_block(int steps);
 void renewed_holds(int steps);
 void allocation_tail(int steps);
 void own_bad_rank();

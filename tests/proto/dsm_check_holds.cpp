@@ -179,6 +179,41 @@ void quiet_holds(int steps) {
   expect(P == 1 || pushed() > pushes_before, "pages pushed in all", me, pushed() - pushes_before, 1);
 }
 
+// A block that moves to another rank, as the balancer moves rows, is fetched once by its new
+// owner. Its old owner held it, so it announces it whole at the barrier where its hold
+// ends; the copy fetched is what that announcement says, whether it was served before that
+// barrier (the unchanged page then goes unannounced) or while the old owner waited in it
+// (the copy is marked as that interval left it). Each rank owns a block of 16 pages and
+// writes it every step, prefetching it first as a loop does; halfway, 8 pages of rank 1's
+// block move to rank 0. Checked against a model, and the pages rank 0 fetched counted.
+void moved_block(int steps) {
+  const long words_per_page = 4096 / 8, block = 16 * words_per_page, moved = 8;
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto* sh = dsm::alloc<std::uint64_t>(block * P);
+  std::vector<std::uint64_t> model(block * P, 0);
+  const auto fetched = [] { return long(dsm::stats::counters().pages_fetched.load()); };
+  long before_move = 0;
+  for (int step = 1; step <= steps; ++step) {
+    const bool after = step > steps / 2;
+    if (step == steps / 2 + 1) before_move = fetched();
+    for (int r = 0; r < P; ++r) {
+      const long from = r * block + (r == 1 && after ? moved * words_per_page : 0);
+      const long to = (r + 1) * block + (r == 0 && after && P > 1 ? moved * words_per_page : 0);
+      dsm::own(r, sh + from, std::size_t(to - from) * 8);
+      if (r == me) dsm::prefetch(sh + from, std::size_t(to - from) * 8, dsm::Mode::write);
+      for (long w = from; w < to; ++w) {
+        if (r == me) sh[w] = stamped(step, w);
+        model[w] = stamped(step, w);
+      }
+    }
+    dsm::barrier();
+  }
+  const long after_move = fetched() - before_move;
+  expect(me != 0 || P == 1 || after_move == moved, "pages rank 0 fetched after the move", me, after_move, moved);
+  for (long w = 0; w < block * P; ++w) expect(sh[w] == model[w], "moved block", w, long(sh[w]), long(model[w]));
+  dsm::barrier();
+}
+
 // Holds renewed step after step (a time-step loop) stay open well past hold_barriers
 // without a write fault, and lapse all the same once the loops stop: after more idle
 // barriers than a hold lasts, the owner's next write to its block faults again. Each rank

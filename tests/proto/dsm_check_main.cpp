@@ -53,6 +53,7 @@ constexpr Mode modes[] = {
     {"shared_edge", 0, [](char**) { shared_edge(120); }},
     {"within", 0, [](char**) { within(100); }},
     {"quiet_holds", 0, [](char**) { quiet_holds(60); }},
+    {"moved_block", 0, [](char**) { moved_block(20); }},
     {"renewed_holds", 0, [](char**) { renewed_holds(40); }},
     {"allocation_tail", 0, [](char**) { allocation_tail(30); }},
     {"boundary", 0, [](char**) { boundary(60); }},

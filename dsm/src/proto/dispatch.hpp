@@ -13,8 +13,9 @@ namespace dsm::proto {
 enum Msg : std::uint16_t {
   diff_request = 1,   // u32 req, u32 n, n x (u32 page, u32 idx, u8 kind[, u16 lo, u16 hi if req
                       // has `within`])  (item_* kinds)
-  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 kind, bytes)
-                      // (item_diff, item_whole, valid_copy or end_copy)
+  diff_reply = 2,     // u32 sender, u32 req, u32 n, n x (u32 page, u32 idx, u8 kind, [u32 through
+                      // if whole_through], bytes) (item_diff, item_whole, valid_copy, end_copy
+                      // or whole_through)
   lock_request = 3,   // u32 lock, u64 epoch, vt                 (to the lock's manager)
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
@@ -58,6 +59,12 @@ constexpr std::uint8_t item_from_zeros = 2;
 // when the writer's twin was all zero too (the same bytes as the diff applied to zeros).
 constexpr std::uint8_t valid_copy = 3;
 constexpr std::uint8_t end_copy = 4;
+// For item_whole, of a page the server holds, served while it waits in a barrier: the page
+// as its own interval `through` (not older than the one asked for) left it, the last one it
+// closed. The asking rank then keeps its copy when that interval's notice reaches it: a
+// block that moved to it is not fetched again because its old holder announced it whole
+// at the barrier after the move.
+constexpr std::uint8_t whole_through = 5;
 // Items in one diff request. Requests are cut so that a reply is about a MiB: the writer
 // encodes the next while this rank receives the last, and buffers of that size are soon
 // reused, where replies of several MiB fault fresh memory in on both sides (a rank's first

@@ -44,6 +44,7 @@ void open_for_write(std::span<const std::uint32_t> pages, bool whole, std::size_
       pg.dirty_whole = whole || claimed;
       if (claimed && s.holds.claims.holder(page) == s.me) {
         pg.held = true;
+        pg.held_from = s.sync.epoch;
         s.holds.claims.renew(page, s.sync.epoch);
         s.holds.pages.push_back(page);
         s.holds.changed = true;

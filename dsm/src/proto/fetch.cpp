@@ -37,6 +37,7 @@ struct Want {
   bool got = false;
   bool end_copy = false;  // `data` is the interval's end, sent in place of its diff
   bool from_zeros = false;  // asked as item_from_zeros
+  std::optional<std::uint32_t> through;  // came as whole_through
 };
 
 struct PagePlan {
@@ -111,6 +112,7 @@ class Fetch {
       const auto page = r.get<std::uint32_t>();
       const auto idx = r.get<std::uint32_t>();
       const auto kind = r.get<std::uint8_t>();
+      const auto through = kind == whole_through ? std::optional(r.get<std::uint32_t>()) : std::nullopt;
       const auto bytes = r.bytes();
       PagePlan* p = find(page);
       if (!p) throw codec::DecodeError("a change of a page that was not asked for");
@@ -127,8 +129,12 @@ class Fetch {
       auto w = std::find_if(p->wants.begin(), p->wants.end(),
                             [&](const Want& w) { return w.n.proc == src && w.n.idx == idx; });
       if (w == p->wants.end() || w->got) throw codec::DecodeError("a change that was not asked for, or sent twice");
-      if (kind != item_diff && kind != item_whole && kind != end_copy) throw codec::DecodeError("a change of unknown kind");
-      if ((kind == item_whole) != w->n.whole) throw codec::DecodeError("a whole page where a diff was asked, or the reverse");
+      if (kind != item_diff && kind != item_whole && kind != end_copy && kind != whole_through)
+        throw codec::DecodeError("a change of unknown kind");
+      if ((kind == item_whole || kind == whole_through) != w->n.whole)
+        throw codec::DecodeError("a whole page where a diff was asked, or the reverse");
+      if (through && (*through <= idx || bytes.size() != mem::page_size))
+        throw codec::DecodeError("a whole page as an interval left it that is not newer than the one asked for, or is not a page");
       if (kind == end_copy && (!w->from_zeros || bytes.size() != mem::page_size))
         throw codec::DecodeError("an interval's end that was not asked for, or is not a page");
       w->got = true;
@@ -136,6 +142,7 @@ class Fetch {
       w->data = bytes;
       w->reply = slot;
       w->end_copy = kind == end_copy;
+      w->through = through;
       ++refs_[std::size_t(slot)];
       if (--p->missing == 0) finish(*p, done);
     }
@@ -150,6 +157,8 @@ class Fetch {
     if (apply)
       for (const Want& w : p.wants) apply_change(p.page, {w.n.proc, w.n.idx, w.n.whole || w.end_copy}, w.data, streaming_);
     p.done = true;
+    // A change noticed later that the page holds already is not fetched again (notices.cpp).
+    s.heap.pages[p.page].fetched_through = p.wants.size() == 1 && p.wants[0].through ? Page::Through{p.wants[0].n.proc, *p.wants[0].through} : Page::Through{};
     for (const Want& w : p.wants)
       if (w.got && w.reply >= 0 && --refs_[std::size_t(w.reply)] == 0) to_release_.push_back(w.reply);
     auto& pg = s.heap.pages[p.page];

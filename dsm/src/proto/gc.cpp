@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "proto/fetch.hpp"
+#include "proto/holds.hpp"
 #include "proto/state.hpp"
 #include "proto/sync.hpp"
 #include "runtime/stats.hpp"
@@ -36,7 +37,12 @@ void garbage_collect() {
     if (!pg.pending.empty()) fatal("garbage collection left a page with changes pending");
     if (!pg.kept) pg.twin.reset();  // a kept page's twin is the open interval's start
     pg.shown_whole = false;          // nobody asks for a change from before the collection
+    // Every rank has a valid copy of it now, whatever was shown before.
+    pg.held_from = s.sync.epoch;
+    drop_shown(pg);
+    pg.fetched_through = {};
   }
+  s.served.shown_pages.clear();
   s.served.diffs.clear();
   s.served.ends.clear();
   s.served.befores.clear();

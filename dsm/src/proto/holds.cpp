@@ -36,23 +36,64 @@ void walked_holds(std::vector<std::uint32_t> still, std::uint64_t oldest) {
   holds.walk_due = lapse_epoch(oldest);
 }
 
-std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs) {
+namespace {
+
+bool still_shown(const Page& pg, std::uint32_t page) {
+  return pg.held && pg.shown && !pg.shown_stale && std::memcmp(pg.shown.get(), alias_page(page), mem::page_size) == 0;
+}
+
+}  // namespace
+
+void drop_shown(Page& pg) {
+  give_page_buffer(std::move(pg.shown));
+  pg.shown_stale = false;
+}
+
+std::vector<std::uint32_t> unchanged_holds() {
   auto& s = state();
   std::vector<std::uint32_t> same;
+  // Pushed to their readers: what a barrier announces of them, each reader holds after it.
   for (std::uint32_t p : s.served.read_pages) {
     auto& pg = s.heap.pages[p];
     if (!pg.held) continue;
-    const auto run = run_ending_after(runs, p);
-    if (run == runs.end() || run->first > p || !run->whole) continue;
-    if (pg.shown && std::memcmp(pg.shown.get(), alias_page(p), mem::page_size) == 0) {
+    if (still_shown(pg, p)) {
       same.push_back(p);
       continue;
     }
-    if (!pg.shown) pg.shown = std::make_unique_for_overwrite<std::byte[]>(mem::page_size);
+    if (!pg.shown) pg.shown = take_page_buffer();
     std::memcpy(pg.shown.get(), alias_page(p), mem::page_size);
+    pg.shown_stale = false;
   }
+  // Served whole: a changed one is announced, and its copies invalidated, as before.
+  std::erase_if(s.served.shown_pages, [&](std::uint32_t p) {
+    auto& pg = s.heap.pages[p];
+    if (!pg.readers.empty()) return true;  // decided above
+    if (still_shown(pg, p)) {
+      same.push_back(p);
+      return false;
+    }
+    drop_shown(pg);
+    return true;
+  });
   std::sort(same.begin(), same.end());
+  same.erase(std::unique(same.begin(), same.end()), same.end());
   return same;
+}
+
+std::span<const std::byte> show_held(std::uint32_t page) {
+  auto& s = state();
+  Page& pg = s.heap.pages[page];
+  const std::byte* live = alias_page(page);
+  if (pg.shown) {
+    if (std::memcmp(pg.shown.get(), live, mem::page_size) == 0) return {pg.shown.get(), mem::page_size};
+    pg.shown_stale = true;
+    return {live, mem::page_size};
+  }
+  if (pg.held_from >= s.sync.epoch) return {live, mem::page_size};
+  pg.shown = take_page_buffer();
+  std::memcpy(pg.shown.get(), live, mem::page_size);
+  s.served.shown_pages.push_back(page);
+  return {pg.shown.get(), mem::page_size};
 }
 
 void keep_before_change(std::uint32_t first, std::uint32_t last) {

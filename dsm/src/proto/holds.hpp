@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "proto/intervals.hpp"
 
 namespace dsm::proto {
+
+struct Page;
 
 // A held page stays writable for this many barriers after the last loop that opened it, so
 // a time step with many phases (Shallow: nine barriers) does not close and reopen its
@@ -60,10 +63,19 @@ void walked_holds(std::vector<std::uint32_t> still, std::uint64_t oldest);
 // word read per held page instead of the walk's work per page, which every rank holding a
 // block does at the same barrier.
 bool hold_lapses();
-// The held pages with readers that `runs` announce whole but that have not changed since
-// they were last announced (sorted); the others' contents are kept for the next barrier.
+// The held pages, of those with readers or served whole since the last barrier, whose
+// bytes are those of every other rank's valid copy (Page::shown), to go unannounced at this
+// barrier (sorted); the contents of the others with readers are kept for the next one.
 // Without this a block's boundary page would reach its readers at every barrier of a time
-// step, whole and through the barrier manager, where it changed at one or two. Under mu.
-std::vector<std::uint32_t> unchanged_holds(const std::vector<PageRun>& runs);
+// step, whole and through the barrier manager, where it changed at one or two, and a block
+// fetched by the rank it moved to would be announced again at the barrier after, where
+// its hold ends, and fetched again. Under mu, before the interval end's walk of its pages.
+std::vector<std::uint32_t> unchanged_holds();
+// The bytes to serve of held `page` as a whole page now: its shown copy, taken now if no
+// other rank has a valid copy, else the live page (marked stale if it changed since shown).
+// Under mu.
+std::span<const std::byte> show_held(std::uint32_t page);
+// The page's shown copy goes: another rank wrote it, its hold ended or it was announced.
+void drop_shown(Page& pg);
 
 }  // namespace dsm::proto

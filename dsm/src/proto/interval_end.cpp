@@ -18,6 +18,12 @@ namespace {
 // every interval end, written or not.
 constexpr std::size_t max_kept = 64;
 
+void closed_for_barrier() {
+  auto& s = state();
+  std::lock_guard lk(s.mu);
+  s.sync.pages_as_closed = true;
+}
+
 }  // namespace
 
 void close_interval(bool at_barrier) {
@@ -46,6 +52,7 @@ void close_interval(bool at_barrier) {
   }
   if (dirty.empty() && (walk || s.holds.runs.empty())) {
     if (walk) forget_holds();
+    if (at_barrier) closed_for_barrier();
     return;
   }
   // The kept and opened pages of this interval, then the held ones (in page order since
@@ -63,6 +70,9 @@ void close_interval(bool at_barrier) {
   whole.reserve(dirty.size());
   std::uint64_t twins = 0;
   std::unique_lock lk(s.mu);
+  // Before the walk below ends holds and drops their shown copies.
+  const std::vector<std::uint32_t> same =
+      at_barrier && (!s.served.read_pages.empty() || !s.served.shown_pages.empty()) ? unchanged_holds() : std::vector<std::uint32_t>{};
   const std::uint32_t idx = log.known(std::uint32_t(s.me));
   for (auto p : dirty) {
     auto& pg = pages[p];
@@ -112,13 +122,13 @@ void close_interval(bool at_barrier) {
       oldest_hold = std::min(oldest_hold, held_epoch);
       continue;
     }
-    if (pg.held) pg.shown.reset();
+    if (pg.held) drop_shown(pg);
     pg.held = pg.hold_ends = false;
     read_only.push_back(p);
   }
   std::vector<PageRun> runs = to_runs(written, whole);
   if (!walk) runs = merge_runs(runs, s.holds.runs);
-  if (at_barrier && !s.served.read_pages.empty()) runs = remove_pages(runs, unchanged_holds(runs));
+  if (!same.empty()) runs = remove_pages(runs, same);
   if (!runs.empty()) {
     Interval in;
     in.proc = std::uint32_t(s.me);
@@ -129,6 +139,9 @@ void close_interval(bool at_barrier) {
     log.add(std::move(in));
   }
   for (auto p : kept) pages[p].twin_idx = log.known(std::uint32_t(s.me));  // the open interval's
+  // Before the pages whose holds ended are closed: a rank fetching them meanwhile gets them
+  // marked as this interval left them.
+  if (at_barrier) s.sync.pages_as_closed = true;
   lk.unlock();
   stats::counters().twins.fetch_add(twins, std::memory_order_relaxed);
   // Written pages stay valid; the next write opens a new interval's twin.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "proto/diffs.hpp"
+#include "proto/holds.hpp"
 #include "proto/state.hpp"
 #include "proto/within.hpp"
 
@@ -28,6 +29,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   auto& pages = s.heap.pages;
   std::vector<std::uint32_t> invalidated, revalidated;
   std::lock_guard lk(s.mu);
+  s.sync.pages_as_closed = false;
   // A grant or departure brings every interval its stamps have seen that this rank lacks. A
   // stamp beyond them (forged, or a protocol error) would count a concurrent change of a
   // page as seen by a whole-page notice, which then drops it (below).
@@ -54,6 +56,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
     const auto& stamp = log.get(proc, idx).vt;
     const auto note = [&](std::uint32_t page, const Notice& n) {
       auto& pg = pages[page];
+      if (n.whole && pg.valid && pg.fetched_through.proc == proc && n.idx <= pg.fetched_through.idx) {
+        pg.last_writer = std::int32_t(proc);
+        return;
+      }
       if (pg.kept) {  // its open interval has no writes yet: the twin goes, the page closes
         pg.twin.reset();
         pg.kept = pg.dirty = false;
@@ -69,7 +75,7 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
       pg.noticed_epoch = s.sync.epoch;
       if (pg.held) {
         s.holds.changed = true;
-        pg.shown.reset();
+        drop_shown(pg);
       }
       pg.held = false;
       if (pg.valid) {

@@ -56,13 +56,14 @@ void serve_diff_request(int src, codec::Reader& r) {
   if (n > max_request_items) throw codec::DecodeError("diff request of more than " + std::to_string(max_request_items) + " items");
   struct Item {
     std::uint32_t page, idx;
-    std::uint8_t kind;  // asked as (item_*), then answered as (item_*, valid_copy, end_copy)
+    std::uint8_t kind;  // asked as (item_*), then answered as (item_*, valid_copy, end_copy, whole_through)
     std::uint16_t lo = 0, hi = mem::page_size;  // the bytes the asking rank reads
     std::span<const std::byte> data;
     // Else encoded into the reply: the diff of `end` against `base` (the page against its
     // open twin, or a change kept as the page against zeros, Served::ends).
     const std::byte* base = nullptr;
     const std::byte* end = nullptr;
+    std::uint32_t through = 0;  // of whole_through
   };
   std::vector<Item> items(n);
   for (auto& it : items) {
@@ -104,7 +105,15 @@ void serve_diff_request(int src, codec::Reader& r) {
       // the whole page over them, bytes of two values in one word.
       const std::byte* bytes = image_before(it.page, it.idx);
       if (!bytes && pg.twin && pg.twin_idx > it.idx) bytes = pg.twin.get();
-      it.data = std::span(bytes ? bytes : alias_page(it.page), mem::page_size);
+      it.data = bytes ? std::span(bytes, mem::page_size) : pg.held ? show_held(it.page) : std::span(alias_page(it.page), mem::page_size);
+      // Waiting in a barrier, this rank has closed its interval and changes nothing: the
+      // page is as that interval left it (a held page, or one whose hold just ended, is
+      // announced whole by it).
+      const std::uint32_t closed = s.intervals.log.known(std::uint32_t(s.me)) - 1;
+      if (!bytes && s.sync.pages_as_closed && closed > it.idx) {
+        it.kind = whole_through;
+        it.through = closed;
+      }
     } else if (it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
     } else if (pg.twin && pg.twin_idx == it.idx) {
@@ -130,7 +139,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     } else if (it.kind == item_from_zeros) {
       it.kind = item_diff;
     }
-    size += 13 + (it.base ? max_page_diff : it.data.size());
+    size += 17 + (it.base ? max_page_diff : it.data.size());
   }
   // A collection brings every page up to date, wanted or not: no reader shows interest there.
   const std::uint32_t pushes = (req & at_collection)            ? 0
@@ -145,6 +154,7 @@ void serve_diff_request(int src, codec::Reader& r) {
     w.put(it.page);
     w.put(it.idx);
     w.put(it.kind);
+    if (it.kind == whole_through) w.put(it.through);
     if (pushes) register_reader(it.page, std::uint32_t(src), pushes, it.lo, it.hi);
     if (it.base) {
       put_diff(w, it.base, it.end);

@@ -98,15 +98,29 @@ struct alignas(64) Page {
     std::uint16_t hi = mem::page_size;
   };
   std::vector<Reader> readers;
-  // A held page with readers: its contents when last announced in this hold. Held pages
-  // take no fault, so they count as written at every barrier; this copy tells an unchanged
-  // one apart, which then goes unannounced (its readers keep their copy).
+  // A held page's bytes as every valid copy of it on other ranks holds them: recorded when
+  // it was announced to its readers (pushed), or when it was first served whole in an epoch
+  // whose barrier before had announced it (no other copy was valid then). Held pages take
+  // no fault, so they count as written at every barrier; this copy tells an unchanged one
+  // apart, which then goes unannounced, and the ranks that read or fetched it keep their
+  // copies (a block that moved to another rank is not fetched twice). `shown_stale`: served
+  // since with other bytes, so announced at the next barrier whatever it holds then.
   std::unique_ptr<std::byte[]> shown;
+  bool shown_stale = false;
+  // The barrier epoch its hold began, or of the last collection (which left every rank a
+  // valid copy): until a barrier after it announced the page, no copy may be taken as shown.
+  std::uint64_t held_from = 0;
   // Invalid, yet bytes [known_lo, known_hi) are up to date: a push of them alone brought the
   // whole-page change (known_proc, known_idx) there. While that change is all the page lacks,
   // a promise to read those bytes alone needs no fetch (within.hpp).
   std::uint32_t known_proc = 0, known_idx = 0;
   std::uint16_t known_lo = 0, known_hi = 0;
+  // Fetched whole from `proc`, as its interval `idx` left it (whole_through), a change this
+  // rank has not been noticed of yet: the page stays valid when it is.
+  struct Through {
+    std::uint32_t proc = ~0u, idx = 0;
+  };
+  Through fetched_through;
 };
 
 struct LockRequest {
@@ -183,6 +197,7 @@ struct Served {
   std::unordered_map<std::uint64_t, std::unique_ptr<std::byte[]>> ends;
   std::size_t diff_bytes = 0;  // of both
   std::vector<std::uint32_t> read_pages;  // pages with readers to push to
+  std::vector<std::uint32_t> shown_pages;  // held pages given Page::shown by a whole serve
   // A page's bytes before own interval `idx` first wrote it, where an earlier interval
   // announced it whole (holds.hpp, keep_image): what a rank that knows only earlier
   // intervals reads.
@@ -232,6 +247,9 @@ struct Holds {
 struct Sync {
   std::uint64_t epoch = 0;  // barriers completed
   bool in_barrier = false;  // the application thread waits in barrier `epoch` (under mu)
+  // ... and has changed no page since it closed its last interval: its pages are as that
+  // interval left them, until the barrier's merge (under mu).
+  bool pages_as_closed = false;
   std::vector<LockToken> tokens;
   int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
   std::vector<int> lock_last;  // lock manager: last requester of each lock it manages

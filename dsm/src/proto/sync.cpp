@@ -104,7 +104,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     codec::Writer w;
     {
       std::lock_guard lk(s.mu);
-      s.sync.in_barrier = true;
+      s.sync.in_barrier = s.sync.pages_as_closed = true;
       for (std::size_t l = 0; s.sync.locks_in_use > 0 && l < s.sync.tokens.size(); ++l)
         check_held_through_barrier(int(l));
       w.put(s.sync.epoch);
