@@ -20,6 +20,7 @@
 //       diff_flags   a diff reply from rank 0 that answers a request made at a collection
 //       diff_kind    a whole page where the fault asks rank 0 for a diff
 //       diff_unasked a change of the page after the one the fault asks for
+//       diff_through a whole page "as the interval asked for left it", which is no newer
 #include <dsm/dsm.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -188,9 +189,10 @@ int forged_reply(const std::string& kind) {
       w.put<std::uint32_t>(0);  // items
       post_inbox(0, diff_reply, w.buffer());
       std::printf("read %ld\n", *static_cast<volatile long*>(sh));  // the fault fetches rank 0's write
-    } else if (kind == "diff_kind" || kind == "diff_unasked") {
+    } else if (kind == "diff_kind" || kind == "diff_unasked" || kind == "diff_through") {
       // One item, for the change the fault will ask for: as a whole page where a diff is
-      // due, or for the page after it, which nobody asks for.
+      // due, as a whole page of an interval that is no newer, or for the page after it,
+      // which nobody asks for.
       auto& st = state();
       const auto page = std::uint32_t(st.region->page_of(sh));
       const std::uint32_t idx = st.heap.pages[page].pending.at(0).idx;
@@ -199,7 +201,8 @@ int forged_reply(const std::string& kind) {
       w.put<std::uint32_t>(1);
       w.put<std::uint32_t>(kind == "diff_unasked" ? page + 1 : page);
       w.put(idx);
-      w.put<std::uint8_t>(kind == "diff_kind" ? item_whole : item_diff);
+      w.put<std::uint8_t>(kind == "diff_kind" ? item_whole : kind == "diff_through" ? whole_through : item_diff);
+      if (kind == "diff_through") w.put(idx);  // the page as the interval asked for left it: not newer
       w.bytes(std::span(zero_page, dsm::mem::page_size));
       post_inbox(0, diff_reply, w.buffer());
       std::printf("read %ld\n", *static_cast<volatile long*>(sh));

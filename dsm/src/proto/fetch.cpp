@@ -114,6 +114,8 @@ class Fetch {
       const auto kind = r.get<std::uint8_t>();
       const auto through = kind == whole_through ? std::optional(r.get<std::uint32_t>()) : std::nullopt;
       const auto bytes = r.bytes();
+      if (through && (*through <= idx || bytes.size() != mem::page_size))
+        throw codec::DecodeError("a whole page as an interval left it that is not newer than the one asked for, or is not a page");
       PagePlan* p = find(page);
       if (!p) throw codec::DecodeError("a change of a page that was not asked for");
       if (kind == valid_copy) {
@@ -133,8 +135,6 @@ class Fetch {
         throw codec::DecodeError("a change of unknown kind");
       if ((kind == item_whole || kind == whole_through) != w->n.whole)
         throw codec::DecodeError("a whole page where a diff was asked, or the reverse");
-      if (through && (*through <= idx || bytes.size() != mem::page_size))
-        throw codec::DecodeError("a whole page as an interval left it that is not newer than the one asked for, or is not a page");
       if (kind == end_copy && (!w->from_zeros || bytes.size() != mem::page_size))
         throw codec::DecodeError("an interval's end that was not asked for, or is not a page");
       w->got = true;
