@@ -109,10 +109,10 @@ void serve_diff_request(int src, codec::Reader& r) {
       // Waiting in a barrier, this rank has closed its interval and changes nothing: the
       // page is as that interval left it (a held page, or one whose hold just ended, is
       // announced whole by it).
-      const std::uint32_t closed = s.intervals.log.known(std::uint32_t(s.me)) - 1;
-      if (!bytes && s.sync.pages_as_closed && closed > it.idx) {
+      const std::uint32_t known = s.intervals.log.known(std::uint32_t(s.me));
+      if (!bytes && s.sync.pages_as_closed && known > it.idx + 1) {
         it.kind = whole_through;
-        it.through = closed;
+        it.through = known - 1;
       }
     } else if (it.kind == valid_copy) {
       it.data = std::span(alias_page(it.page), mem::page_size);
