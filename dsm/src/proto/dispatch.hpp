@@ -59,9 +59,9 @@ constexpr std::uint8_t item_from_zeros = 2;
 // when the writer's twin was all zero too (the same bytes as the diff applied to zeros).
 constexpr std::uint8_t valid_copy = 3;
 constexpr std::uint8_t end_copy = 4;
-// For item_whole, of a page the server holds, served while it waits in a barrier: the page
-// as its own interval `through` (not older than the one asked for) left it, the last one it
-// closed. The asking rank then keeps its copy when that interval's notice reaches it: a
+// For item_whole, served from the page itself while the server waits in a barrier (its
+// interval closed, its pages unchanged until the barrier's merge): the page as its own
+// interval `through` (newer than the one asked for) left it, the last one it closed. The asking rank then keeps its copy when that interval's notice reaches it: a
 // block that moved to it is not fetched again because its old holder announced it whole
 // at the barrier after the move.
 constexpr std::uint8_t whole_through = 5;
