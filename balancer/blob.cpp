@@ -41,6 +41,7 @@ std::vector<std::byte> encode_figures(const Published& p) {
   out.reserve(24 + sites.size() * 64);
   put(out, blob_version);
   put(out, p.page_seconds);
+  put(out, p.protect_seconds);
   put(out, static_cast<std::uint32_t>(sites.size()));
   for (const SiteFigures& s : sites) {
     put(out, s.site);
@@ -74,7 +75,7 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
   std::uint32_t count = 0;
   Published p;
   if (!r.get(version) || version != blob_version || !r.get(p.page_seconds) || !valid_time(p.page_seconds) ||
-      !r.get(count))
+      !r.get(p.protect_seconds) || !valid_time(p.protect_seconds) || !r.get(count))
     return std::nullopt;
   std::vector<SiteFigures>& sites = p.sites;
   for (std::uint32_t i = 0; i < count; ++i) {

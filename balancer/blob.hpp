@@ -19,7 +19,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 9;
+inline constexpr std::uint8_t blob_version = 10;
 inline constexpr std::size_t max_reduction_bytes = 1 << 16;
 
 struct SiteFigures {
@@ -29,12 +29,14 @@ struct SiteFigures {
   std::int64_t lb = 0, ub = 0, step = 1;  // the execution's loop bounds on this rank
 };
 
-// What one rank publishes: its measured page transfer cost (ranks measure different
-// values; all decide with the same, the largest published) and its sites' figures.
+// What one rank publishes: its measured page transfer cost and what a page two ranks write
+// costs it in faults and protection changes (detail::page_protect_seconds; ranks measure
+// different values, all decide with the same: the median rank's), and its sites' figures.
 struct Published {
   double page_seconds = 0;
   std::vector<SiteFigures> sites;
   std::vector<std::byte> reduction{};  // at most max_reduction_bytes
+  double protect_seconds = 0;
 };
 
 std::vector<std::byte> encode_figures(const Published& p);

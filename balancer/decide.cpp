@@ -812,8 +812,8 @@ Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::v
 // next one at the wrong powers and pays two changes' pages a turn, and a rank given little
 // work on a shared core waits for its core after every barrier all the same. One change to
 // it, judged over as long as the turning has lasted, and none while it lasts.
-void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, double page_s, double move_s,
-                    bool recurring) {
+void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, double page_s, double each_s,
+                    double move_s, bool recurring) {
   m.verdict = Verdict::turning;
   const std::vector<double> own = own_speeds(m);
   // Own speeds come from the executions a load spared, fewer and noisier than the present
@@ -821,17 +821,17 @@ void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, 
   if (!extremes(m, prof, m.assign, own).beyond(2 * m.opt.threshold)) return;
   m.horizon = std::max<double>(m.opt.horizon, static_cast<double>(m.executions - m.turning_since));
   m.stretch = 1;
-  Assignment next = propose(m, prof, own, t, page_s, move_s, recurring);
+  Assignment next = propose(m, prof, own, t, each_s, move_s, recurring);
   if (next == m.assign) return;
-  const double saving = execution_cost(m.assign, prof, own, t, page_s, recurring) -
-                        execution_cost(next, prof, own, t, page_s, recurring);
+  const double saving = execution_cost(m.assign, prof, own, t, each_s, recurring) -
+                        execution_cost(next, prof, own, t, each_s, recurring);
   const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
   if (saving <= 0 || (m.opt.cost_benefit && move_s * busiest > saving * m.horizon)) return;
   adopt(m, t, std::move(next), page_s * busiest, -1);
   m.verdict = Verdict::changed;
 }
 
-void consider_change(SiteModel& m, const Geometry& g, double page_s) {
+void consider_change(SiteModel& m, const Geometry& g, double page_s, double protect_s) {
   m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || fixed(m) || m.observed == 0 || m.n <= 0) return;
   // A rank whose core another program shares and that runs below opt.leave of the fastest
@@ -852,12 +852,17 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   const Profile prof = profile_of(m);
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
+  // A page two ranks write moves at every execution, and each of them pays its faults and
+  // protection changes besides (on a VM that shadows page tables, ten times its transfer):
+  // weighed at its transfer alone, Jacobi's cut stayed 45 rows from the page edge, where
+  // its pages took a fifth of every execution.
+  const double each_s = page_s + protect_s;
   const IterationPages& t = iteration_pages(m, g);
   // A rank back from leaving has no iterations to be measured on: its share comes at once.
   if (back && !turns) {
     m.horizon = expected_stability(m);
     m.stretch = 1;
-    Assignment next = propose(m, prof, speed, t, page_s, move_s, false);
+    Assignment next = propose(m, prof, speed, t, each_s, move_s, false);
     if (next != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, next));
       adopt(m, t, std::move(next), estimate, -1);
@@ -865,7 +870,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     }
     return;
   }
-  if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, page_s)) {
+  if (std::optional<Assignment> whole = whole_on_holder(m, prof, speed, g, t, each_s)) {
     if (*whole != m.assign) {
       const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, *whole));
       adopt(m, t, std::move(*whole), estimate, -1);
@@ -931,7 +936,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
     // the change). Judged on the ranges alone, the first change came after 40-76 executions
     // of 500, when the time lost already matched its pages.
     m.stretch = core_shared(m, slowest_rank) ? period_stretch(m) : 1.0;
-    proposed = propose(m, prof, speed, t, page_s, move_s, recurring);
+    proposed = propose(m, prof, speed, t, each_s, move_s, recurring);
     page_gain = gains_pages(*proposed);
   };
   if (imbalanced && ++m.streak == persist) {
@@ -940,7 +945,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   }
   if (turns && !imbalanced) m.streak = 0;
   update_turning(m);
-  if (m.turning) return keep_own_split(m, prof, t, page_s, move_s, recurring);
+  if (m.turning) return keep_own_split(m, prof, t, page_s, each_s, move_s, recurring);
   if (!imbalanced) {
     if (declined_before()) {
       m.streak = 0;
@@ -967,8 +972,8 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s) {
   }
   Assignment next = std::move(*proposed);
   if (next == m.assign) return decline(Verdict::kept);
-  const double saving = execution_cost(m.assign, prof, speed, t, page_s, recurring) -
-                        execution_cost(next, prof, speed, t, page_s, recurring);
+  const double saving = execution_cost(m.assign, prof, speed, t, each_s, recurring) -
+                        execution_cost(next, prof, speed, t, each_s, recurring);
   if (saving <= 0) return decline(Verdict::futile);
   double largest = 0;
   for (std::size_t r = 0; r < m.assign.size(); ++r)
@@ -1006,7 +1011,7 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes) {
 }
 
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
-                                 const Geometry& g, double page_seconds) {
+                                 const Geometry& g, double page_seconds, double protect_seconds) {
   ++m.executions;
   if (m.n < 0 || static_cast<int>(m.assign.size()) != nranks) {
     start(m, n, nranks, g);
@@ -1046,7 +1051,7 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
   }
   m.lb = g.lb, m.step = g.step;
   if (!figures) return m.assign;
-  consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds);
+  consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds, protect_seconds);
   return m.assign;
 }
 

@@ -104,10 +104,11 @@ void harvest(Glue& g) {
   // A malformed blob (that rank's figures stay old: no site sees a full set) leaves nothing
   // to compare.
   if (complete) check_same_loops(published);
-  std::vector<double> page_seconds;
+  std::vector<double> page_seconds, protect_seconds;
   for (std::size_t r = 0; r < blobs.size(); ++r) {
     if (!published[r]) continue;
     if (published[r]->page_seconds > 0) page_seconds.push_back(published[r]->page_seconds);
+    if (published[r]->protect_seconds > 0) protect_seconds.push_back(published[r]->protect_seconds);
     for (const SiteFigures& f : published[r]->sites) {
       auto& per_rank = g.received[f.site];
       per_rank.resize(blobs.size());
@@ -116,13 +117,16 @@ void harvest(Glue& g) {
   }
   // The median rank's: a rank on a crowded core waits longer for every page, but the cost
   // that decides whether moving work pays is the typical one.
-  if (!page_seconds.empty()) {
-    std::nth_element(page_seconds.begin(), page_seconds.begin() + page_seconds.size() / 2, page_seconds.end());
-    g.page_seconds = page_seconds[page_seconds.size() / 2];
-  }
+  const auto median_into = [](std::vector<double>& v, double& into) {
+    if (v.empty()) return;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    into = v[v.size() / 2];
+  };
+  median_into(page_seconds, g.page_seconds);
+  median_into(protect_seconds, g.protect_seconds);
 }
 
-bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds) {
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds, double& protect_seconds) {
   Glue& g = glue();
   const auto it = g.received.find(st.id);
   if (it == g.received.end()) return false;
@@ -135,6 +139,7 @@ bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double
     out.push_back(b.figures);
   }
   page_seconds = g.page_seconds;
+  protect_seconds = g.protect_seconds;
   return !out.empty();
 }
 

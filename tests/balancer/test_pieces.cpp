@@ -193,11 +193,13 @@ TEST_CASE("page counts by pieces equal the counts iteration by iteration") {
 TEST_CASE("figures survive the blob and malformed blobs are refused") {
   Published in{3e-6, {{site_id("a.cpp:1"), 7, {{0.5, 0.25}, {0.4, 0.2}, 2e-3, false, 1.5e-3, {{0, 10}, {12, 20}}}},
                    {site_id("b.cpp:2"), 1, {{}, {}, 0, true, 0, {}, 0.45}}},
-               {std::byte{1}, std::byte{2}, std::byte{3}}};
+               {std::byte{1}, std::byte{2}, std::byte{3}},
+               8e-5};
   const auto blob = encode_figures(in);
   const auto decoded = decode_figures(blob);
   REQUIRE(decoded);
   CHECK(decoded->page_seconds == 3e-6);
+  CHECK(decoded->protect_seconds == 8e-5);
   CHECK(decoded->reduction == in.reduction);
   const auto* out = &decoded->sites;
   REQUIRE(out->size() == 2);
@@ -219,7 +221,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   bad[0] = std::byte{blob_version + 1};
   CHECK_FALSE(decode_figures(bad));
   auto not_a_flag = blob;
-  not_a_flag[1 + 8 + 4 + 8 + 8 + 8] = std::byte{2};  // the first site's core_shared
+  not_a_flag[1 + 8 + 8 + 4 + 8 + 8 + 8] = std::byte{2};  // the first site's core_shared
   CHECK_FALSE(decode_figures(not_a_flag));
   auto trailing = blob;
   trailing.push_back(std::byte{0});
@@ -228,6 +230,8 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{0}, {0}, 0, false, -1}}}})));
   CHECK_FALSE(decode_figures(encode_figures(Published{-1, {}})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {}, {}, -1})));
+  CHECK_FALSE(decode_figures(encode_figures(Published{0, {}, {}, NAN})));
   for (double share : {0.0, -0.5, 1.5, double(NAN)})  // a share of the core: in (0, 1]
     CHECK_FALSE(decode_figures(encode_figures(Published{0, {{1, 1, {{}, {}, 0, true, 0, {}, share}}}})));
   // Spans ran: one per figure, sorted, apart and not empty.

@@ -271,6 +271,7 @@ struct BalancerLink {
   std::vector<std::byte> my_blob;
   void (*hook)() = nullptr;   // called after every barrier
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
+  double protect_seconds = 0;  // see detail::page_protect_seconds
 };
 
 // The pages that live dsm::ReadsWithin promises cover in part, with the bytes read of each

@@ -14,6 +14,7 @@
 
 #include "mem/fault.hpp"
 #include "mem/heap.hpp"
+#include "mem/protect_cost.hpp"
 #include "net/fabric_lib.hpp"
 #include "net/segments.hpp"
 #include "proto/barrier.hpp"
@@ -198,6 +199,8 @@ void init(int, char**) {
     }
     if (s.nprocs > 1) {
       s.net = std::make_unique<net::Transport>(env, *s.boot, s.board ? &s.board->slot(s.me).traffic : nullptr);
+      const mem::ProtectCost protect = mem::measure_protect_cost();
+      s.balancer.protect_seconds = 2 * (protect.fault + protect.close);
       mem::install_fault_handler(s.region->app(), s.region->app() + s.region->capacity(), proto::on_fault);
       s.net->start(proto::handle_message);
       // A rank that never polls would find lazy messages only when its service thread
@@ -488,6 +491,8 @@ bool pages_cross_network() {
 }
 
 double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
+
+double page_protect_seconds() { return state().balancer.protect_seconds; }
 
 void send_to(int rank, std::span<const std::byte> data) {
   require_init("dsm::detail::send_to");
