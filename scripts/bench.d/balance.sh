@@ -22,8 +22,14 @@
 # rank for their placement alone (matmul at n = 256 and 260, docs/results.md).
 # Then a load that comes and goes: dsm-load on core 1 on for half of each period of PERIODS
 # seconds, POLICY against static in each round, runs of several periods each (the *_ONOFF_ARGS
-# sizes), and POLICY / static, the median of each round's ratio.
-# Environment: REPS, CONFIRM, POLICY, APPS ("matmul jacobi shallow"), MATMUL_ARGS, JACOBI_ARGS,
+# sizes), and POLICY / static, the median of each round's ratio. Beside it, with a sweep, the
+# bound of any balancer between executions: a follower that knew the load's turns and switched
+# at no cost between equal blocks (load off) and the round's best fixed split (load on). Half
+# the time in each, its rate is the mean of the two rates, as static's is of its own two: the
+# bound is the median over the rounds of harmonic_mean(static0, fixed) /
+# harmonic_mean(static0, static+L), from the constant-load runs.
+# Environment: REPS, CONFIRM, POLICY, APPS ("matmul jacobi jacobi_o2 shallow"; jacobi_o2 is
+# Jacobi built at -O2, with Jacobi's sizes), MATMUL_ARGS, JACOBI_ARGS,
 # SHALLOW_ARGS (problem sizes), SPLITS ("0.15 0.175 ... 0.4"; empty: no sweep), ORACLE
 # ("pass" or "hand"), PERIODS ("0.5 4"; empty: no on/off load), MATMUL_ONOFF_ARGS,
 # JACOBI_ONOFF_ARGS, SHALLOW_ONOFF_ARGS; DSM_LB_* settings pass through to the ranks.
@@ -34,7 +40,7 @@ shopt -s inherit_errexit  # a run that fails inside $(...) stops the script, not
 reps=${REPS:-3} confirm=${CONFIRM:-2}
 [[ $reps =~ ^[1-9][0-9]*$ && $confirm =~ ^[1-9][0-9]*$ ]] || die_setup "REPS and CONFIRM must be positive integers"
 policy=${POLICY:-auto}
-read -ra apps <<<"${APPS:-matmul jacobi shallow}"
+read -ra apps <<<"${APPS:-matmul jacobi jacobi_o2 shallow}"
 read -ra splits <<<"${SPLITS-0.15 0.175 0.2 0.225 0.25 0.275 0.3 0.325 0.35 0.375 0.4}"
 read -ra periods <<<"${PERIODS-0.5 4}"
 oracle=${ORACLE:-pass}
@@ -44,12 +50,14 @@ for p in "${periods[@]}"; do [[ $p =~ ^[0-9]*\.?[0-9]+$ ]] || die_setup "PERIODS
 # Long enough that the balancer's warm-up (10 executions of each loop) is a small part.
 declare -A args=([matmul]=${MATMUL_ARGS:---n 256 --iters 300} [jacobi]=${JACOBI_ARGS:---n 2050 --iters 500}
   [shallow]=${SHALLOW_ARGS:---n 514 --iters 200})
+args[jacobi_o2]=${args[jacobi]}
 # Under the on/off load: several of the longest period (4 s) each.
 declare -A onoff_args=([matmul]=${MATMUL_ONOFF_ARGS:---n 256 --iters 1200} [jacobi]=${JACOBI_ONOFF_ARGS:---n 2050 --iters 3000}
   [shallow]=${SHALLOW_ONOFF_ARGS:---n 514 --iters 1000})
+onoff_args[jacobi_o2]=${onoff_args[jacobi]}
 need dsmrun dsm-load
 for app in "${apps[@]}"; do
-  [ -n "${args[$app]:-}" ] || die_setup "APPS: unknown application '$app' (matmul, jacobi, shallow)"
+  [ -n "${args[$app]:-}" ] || die_setup "APPS: unknown application '$app' (matmul, jacobi, jacobi_o2, shallow)"
   need "${app}_pass"
   ((${#splits[@]} == 0)) || [ "$oracle" = pass ] || need "${app}_hand"
 done
@@ -126,13 +134,14 @@ confirm_split() {
 # median of column N; per_round EXPR, the median of each round's value of the awk expression
 # EXPR.
 rows=()
+declare -A follower=()  # per app, the bound of a follower of on/off loads (see above)
 col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
 per_round() { printf '%s\n' "${rows[@]}" | awk "{print $1}" | median; }
 
 # The share most rounds found best (the first such in SPLITS' order on a tie).
 usual_share() { printf '%s\n' "${rows[@]}" | awk '{ c[$6]++ } END { for (s in c) if (c[s] > n) { n = c[s]; b = s } print b }'; }
 
-printf '%-7s %9s %9s %9s %9s %9s %14s %9s' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
+printf '%-9s %9s %9s %9s %9s %9s %14s %9s' app noload static+L "$policy+L" ideal static0 balanced/ideal overhead
 ((${#splits[@]} == 0)) && echo || printf ' %9s %6s %11s %9s %9s %11s\n' sweep-best share "$policy/sweep" fixed "$policy" "$policy/best"
 
 for app in "${apps[@]}"; do
@@ -164,13 +173,15 @@ for app in "${apps[@]}"; do
   # shellcheck disable=SC2016  # the $N are awk's
   awk -v app="$app" -v n="$(col 1)" -v s0="$(col 2)" -v sl="$(col 3)" -v bl="$(col 4)" \
     -v bi="$(per_round '$4 / ($1 * 2 / 1.5)')" -v ov="$(per_round '($1 / $2 - 1) * 100')" 'BEGIN {
-    printf "%-7s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
+    printf "%-9s %9.3f %9.3f %9.3f %9.3f %9.3f %14.3f %8.1f%%", app, n, sl, bl, n * 2 / 1.5, s0, bi, ov
   }'
   if ((${#splits[@]} == 0)); then echo
   else
     # shellcheck disable=SC2016
     awk -v b="$(col 5)" -v f="$(usual_share)" -v r="$(per_round '$4 / $5')" -v fa="$(col 7)" -v pa="$(col 8)" \
       -v ra="$(per_round '$8 / $7')" 'BEGIN { printf " %9.3f %6s %11.3f %9.3f %9.3f %11.3f\n", b, f, r, fa, pa, ra }'
+    # shellcheck disable=SC2016
+    follower[$app]=$(per_round '(1 / $2 + 1 / $3) / (1 / $2 + 1 / $7)')
   fi
 done
 if ((${#splits[@]} > 0)); then
@@ -182,7 +193,7 @@ fi
 
 ((${#periods[@]} > 0)) || exit 0
 echo
-printf '%-7s %7s %9s %9s %11s\n' app period static "$policy" "$policy/static"
+printf '%-9s %7s %9s %9s %11s %9s\n' app period static "$policy" "$policy/static" follower
 for app in "${apps[@]}"; do
   prog=$bin/${app}_pass
   for period in "${periods[@]}"; do
@@ -192,8 +203,10 @@ for app in "${apps[@]}"; do
       rows+=("$(runner=onoff_run run_pair "$policy" static "$r" "$prog" ${onoff_args[$app]})")
     done
     # shellcheck disable=SC2016
-    awk -v app="$app" -v p="$period" -v s="$(col 2)" -v b="$(col 1)" -v r="$(per_round '$1 / $2')" \
-      'BEGIN { printf "%-7s %6ss %9.3f %9.3f %11.3f\n", app, p, s, b, r }'
+    awk -v app="$app" -v p="$period" -v s="$(col 2)" -v b="$(col 1)" -v r="$(per_round '$1 / $2')" -v f="${follower[$app]:--}" \
+      'BEGIN { printf "%-9s %6ss %9.3f %9.3f %11.3f %9s\n", app, p, s, b, r, f == "-" ? f : sprintf("%.3f", f) }'
   done
 done
 echo "on/off: dsm-load on core 1 for half of each period; $policy/static: median of each round's ratio"
+((${#splits[@]} == 0)) ||
+  echo "follower: the bound of a balancer that switched at no cost between equal blocks and the best fixed split at the load's turns, x static"
