@@ -133,11 +133,11 @@ std::vector<long> balanced_cuts(const Profile& prof, const std::vector<double>& 
   return cuts;
 }
 
-// Appends `v` to `last`, which keeps the last kept_breaks values.
+// Appends `v` to `last`, which keeps the last `kept` values.
 template <class T>
-void keep_last(std::vector<T>& last, T v) {
+void keep_last(std::vector<T>& last, T v, std::size_t kept = kept_breaks) {
   last.push_back(v);
-  if (last.size() > kept_breaks) last.erase(last.begin());
+  if (last.size() > kept) last.erase(last.begin());
 }
 
 void record_break(SiteModel& m, long execution) { keep_last(m.breaks, execution); }
@@ -421,14 +421,18 @@ double median(std::vector<double> v) {
 }
 
 // Records what the watched change cost: its first change_watch periods against the median
-// of those after them.
+// of those after them; and, for a change against an imbalance with no known cause, what it
+// saved: the periods before it against that median.
 void finish_watch(SiteModel& m) {
   const double settled = median({m.after.begin() + change_watch, m.after.end()});
   double excess = 0;
   for (int e = 0; e < change_watch; ++e) excess += m.after[e] - settled;
-  m.change_costs.push_back(std::clamp(excess / m.change_estimate, 1.0, 64.0));
-  if (m.change_costs.size() > kept_change_costs) m.change_costs.erase(m.change_costs.begin());
+  keep_last(m.change_costs, std::clamp(excess / m.change_estimate, 1.0, 64.0), kept_change_costs);
+  if (m.saving_counted > 0)
+    keep_last(m.change_savings, std::pair{std::clamp((m.period_before - settled) / m.saving_counted, 0.0, 1.0), m.executions},
+              kept_change_costs);
   m.change_estimate = 0;
+  m.saving_counted = 0;
 }
 
 // `period`: the slowest rank's period carried by the figures, 0 if a rank sent none. Figures
@@ -519,9 +523,18 @@ void watch_from(SiteModel& m, double estimate) {
   m.after.clear();
 }
 
-// `short_rank`: the rank the change gives less to make up for its slowness (-1: none).
-void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank) {
+// `short_rank`: the rank the change gives less to make up for its slowness (-1: none);
+// `counted`: the saving per period the change counts on, to be judged against what it
+// brings (SiteModel::change_savings; 0: not judged).
+void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank, double counted = 0) {
   watch_from(m, estimate);
+  m.saving_counted = 0;
+  if (counted > 0 && m.stretches.size() >= rate_window / 2) {
+    std::vector<double> periods;
+    for (auto [p, ranges] : m.stretches) periods.push_back(p);
+    m.saving_counted = counted;
+    m.period_before = median(periods);
+  }
   m.solo.periods.clear();  // the split's periods are the new spans' from now on (watch_solo)
   m.solo.work.clear();
   m.iterations_moved += iterations_moved(m.assign, next, m.n);
@@ -981,8 +994,12 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s, double prot
   if (!page_gain && largest < m.opt.min_move * prof.total() / static_cast<double>(m.assign.size()))
     return decline(Verdict::futile);
   const auto busiest = static_cast<double>(busiest_pages(t, m.assign, next));
-  if (m.opt.cost_benefit && move_s * busiest > saving * m.stretch * m.horizon) return decline(Verdict::dear);
-  adopt(m, t, std::move(next), page_s * busiest, slowest_rank);
+  // An imbalance with no known cause is followed at what such changes have saved: one of
+  // noise that a change did not remove is not chased again and again (0: not at all).
+  const bool unexplained = !core_shared(m, slowest_rank);
+  const double counted = saving * m.stretch * (unexplained ? change_saving_factor(m) : 1.0);
+  if (m.opt.cost_benefit && move_s * busiest > counted * m.horizon) return decline(Verdict::dear);
+  adopt(m, t, std::move(next), page_s * busiest, slowest_rank, unexplained ? saving * m.stretch : 0);
   m.verdict = Verdict::changed;
 }
 
@@ -1069,6 +1086,13 @@ void adopt_ran(SiteModel& m, Assignment ran) {
 }
 
 double change_cost_factor(const SiteModel& m) { return m.change_costs.empty() ? 1.0 : median(m.change_costs); }
+
+double change_saving_factor(const SiteModel& m) {
+  std::vector<double> saved;
+  for (auto [ratio, at] : m.change_savings)
+    if (m.executions - at < saving_memory) saved.push_back(ratio);
+  return saved.empty() ? 1.0 : median(saved);
+}
 
 std::vector<double> relative_power(const SiteModel& m) {
   if (m.speed.empty()) return {};

@@ -37,6 +37,11 @@ inline constexpr double turning_reactions = 4;
 // (where they cost what their pages say, following short turns pays).
 inline constexpr double turning_change_cost = 2;
 
+// Executions for which what a change against an imbalance with no known cause saved is
+// remembered (SiteModel::change_savings): one that saved nothing holds such changes back
+// this long, after which one may be tried again.
+inline constexpr long saving_memory = 4096;
+
 // Executions whose rates give a rank's speed with its core its own (SiteModel::own_recent),
 // and the share of its time in its ranges that its thread must have run for one to count.
 inline constexpr std::size_t own_window = 32 * rate_window;
@@ -132,6 +137,15 @@ struct SiteModel {
   long change_at = 0;              // execution (executions' count) its spans first ran in
   std::vector<double> after;       // periods since then, oldest first
   std::vector<double> change_costs;  // measured / estimated, last kept_change_costs changes
+  // What changes made against an imbalance with no known cause (no other program shares the
+  // slowest rank's core) really saved: the median period before the change less the settled
+  // one after it, over the saving it counted on (in [0, 1]), last kept_change_costs such
+  // changes. Over tcp, core 0 also takes the network's soft interrupts and measures slower
+  // per row; after a change its speed moved with its rows and the periods stayed where they
+  // were, and the next change chased the same noise.
+  double saving_counted = 0;  // per period, by the change being watched (0: not judged)
+  double period_before = 0;   // median period of the spans it replaced
+  std::vector<std::pair<double, long>> change_savings;  // (saved / counted, `executions` then)
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;
@@ -221,6 +235,10 @@ void adopt_ran(SiteModel& m, Assignment ran);
 
 // Measured cost of a change over its page estimate (median of the last few; 1 before any).
 double change_cost_factor(const SiteModel& m);
+
+// What changes against imbalances with no known cause saved over what they counted on
+// (median of the last few of the last saving_memory executions; 1 before any).
+double change_saving_factor(const SiteModel& m);
 
 // Normalized relative power of every rank (sums to 1); equal before any measurement.
 std::vector<double> relative_power(const SiteModel& m);

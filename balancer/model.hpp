@@ -64,7 +64,7 @@ struct Options {
   double evidence = 0.1;
   bool filter = true;       // asymmetric rate filter (Siegell's thesis, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
-  bool learn_change_cost = true;  // time the executions after a change to learn what changes cost
+  bool learn_change_cost = true;  // time the executions after a change to learn what changes cost and save
   double min_move = 0.02;   // smallest change worth making, as a fraction of a mean share
   // A rank whose core another program shares and whose speed falls below this fraction of
   // the fastest rank's leaves the computation (no iterations) until its core is its own
