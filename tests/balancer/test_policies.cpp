@@ -605,13 +605,9 @@ TEST_CASE("an imbalance with no known cause that changes do not remove is not ch
     if (shared) run.core_shared = {true, false};
     const double seconds[2] = {0.0125, 0.01};
     for (int e = 0; e < 2000; ++e) {
-      std::vector<double> speed;
-      for (std::size_t r = 0; r < 2; ++r) {
-        double work = 0;
-        if (!run.m.assign.empty())
-          for (const Span& sp : run.m.assign[r]) work += 1e-5 * static_cast<double>(sp.end - sp.begin);
-        speed.push_back(work > 0 ? work / seconds[r] : 1.0);
-      }
+      std::vector<double> speed{1.0, 1.0};
+      for (std::size_t r = 0; r < run.m.assign.size(); ++r)
+        if (const double work = rank_time(run, r, {1.0, 1.0}, uniform); work > 0) speed[r] = work / seconds[r];
       execute(run, n, speed, uniform, g);
     }
     return run.m.redistributions;
