@@ -552,26 +552,33 @@ TEST_CASE("the barrier tree: every rank but 0 is the child of its parent, and su
   }
 }
 
+// A departure for v.me with no intervals, empty figures and flags off, then what `put` writes.
+template <class Put>
+std::vector<std::byte> departure_of(const BarrierView& v, Put put) {
+  codec::Writer w;
+  w.put<std::uint64_t>(v.epoch);
+  encode_list(w, std::span<const Interval* const>{});
+  w.put<std::uint32_t>(v.nprocs);
+  for (std::uint32_t r = 0; r < v.nprocs; ++r) w.bytes({});
+  w.put<std::uint8_t>(0);
+  w.put<std::uint8_t>(0);
+  put(w);
+  return w.take();
+}
+
 TEST_CASE("a departure's pushes: whole pages, parts at their offsets, and malformed parts refused") {
   const BarrierView v{2, 10, 1, 3, 5};
   // A departure to rank 1 of a 2-rank job with the pushes `put` writes after its fixed fields.
-  auto departure = [&](auto put) {
-    codec::Writer w;
-    w.put<std::uint64_t>(v.epoch);
-    encode_list(w, std::span<const Interval* const>{});
-    w.put<std::uint32_t>(2);
-    for (int r = 0; r < 2; ++r) w.bytes({});
-    w.put<std::uint8_t>(0);
-    w.put<std::uint8_t>(0);
-    put(w);
-    return w.take();
-  };
+  auto departure = [&](auto put) { return departure_of(v, put); };
   std::vector<std::byte> page(4096, std::byte{7}), row(300, std::byte{9});
   const Push whole{1, 0, 4, 2, true, page}, part{1, 0, 4, 3, true, row, 3796}, diff{1, 0, 4, 5, false, row};
   CHECK_FALSE(whole.part());
   CHECK(part.part());
   const std::vector<const Push*> all{&whole, &part, &diff};
-  const auto msg = departure([&](codec::Writer& w) { put_pushes(w, all); });
+  const auto msg = departure([&](codec::Writer& w) {
+    put_pushes(w, all);
+    put_direct(w, {});
+  });
   const Departure d = decode_departure(msg, v, true);
   REQUIRE(d.pushes.size() == 3);
   CHECK((d.pushes[0].whole && !d.pushes[0].part() && d.pushes[0].data.size() == 4096));
@@ -585,6 +592,7 @@ TEST_CASE("a departure's pushes: whole pages, parts at their offsets, and malfor
       w.put(kind);
       if (kind == 2) w.put(offset);
       w.bytes(std::vector<std::byte>(bytes));
+      put_direct(w, {});
     });
   };
   CHECK_NOTHROW(decode_departure(one(2, 4000, 96), v, true));
@@ -593,4 +601,39 @@ TEST_CASE("a departure's pushes: whole pages, parts at their offsets, and malfor
   CHECK_THROWS_AS(decode_departure(one(2, 0, 4096), v, true), codec::DecodeError);
   CHECK_THROWS_AS(decode_departure(one(1, 0, 4095), v, true), codec::DecodeError);
   CHECK_THROWS_AS(decode_departure(one(3, 0, 4096), v, true), codec::DecodeError);
+}
+
+TEST_CASE("direct pushes: named by departures for their readers, decoded only as the writer's changes to this rank") {
+  // Rank 1 of a 3-rank job, in barrier 5.
+  const BarrierView v{3, 10, 1, 3, 5};
+  auto departure = [&](std::vector<DirectPush> direct) {
+    return departure_of(v, [&](codec::Writer& w) {
+      put_pushes(w, {});
+      put_direct(w, direct);
+    });
+  };
+  const Departure d = decode_departure(departure({{0, 1}, {2, 1}}), v, true);
+  REQUIRE(d.direct.size() == 2);
+  CHECK((d.direct[0].writer == 0 && d.direct[1].writer == 2 && d.direct[1].reader == 1));
+  CHECK_THROWS_AS(decode_departure(departure({{0, 2}}), v, true), codec::DecodeError);  // not to this rank
+  CHECK_THROWS_AS(decode_departure(departure({{1, 1}}), v, true), codec::DecodeError);  // to its writer
+  CHECK_THROWS_AS(decode_departure(departure({{3, 1}}), v, true), codec::DecodeError);  // no such rank
+
+  std::vector<std::byte> page(4096, std::byte{7});
+  auto message = [&](std::uint64_t epoch, std::vector<Push> pushes) {
+    codec::Writer w;
+    w.put(epoch);
+    std::vector<const Push*> ptrs;
+    for (const Push& p : pushes) ptrs.push_back(&p);
+    put_pushes(w, ptrs);
+    return w.take();
+  };
+  const Push mine{1, 2, 4, 6, true, page};
+  const auto got = decode_direct_pushes(message(5, {mine}), 2, v);
+  REQUIRE(got.size() == 1);
+  CHECK((got[0].proc == 2 && got[0].page == 6 && got[0].whole && got[0].data.size() == 4096));
+  CHECK_THROWS_AS(decode_direct_pushes(message(4, {mine}), 2, v), codec::DecodeError);  // another barrier
+  CHECK_THROWS_AS(decode_direct_pushes(message(5, {mine}), 0, v), codec::DecodeError);  // not its sender's
+  const Push elsewhere{0, 2, 4, 6, true, page};
+  CHECK_THROWS_AS(decode_direct_pushes(message(5, {elsewhere}), 2, v), codec::DecodeError);  // for another reader
 }

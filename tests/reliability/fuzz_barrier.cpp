@@ -3,10 +3,12 @@
 // A malformed message must throw codec::DecodeError, never read out of bounds or allocate
 // without bound, and what decodes must keep the promises the barrier relies on: intervals,
 // ranks and pushes only of the ranks the sender stands for, each such rank once, pushes to
-// readers the receiver serves, each a change of its writer's newest interval in the message.
+// readers the receiver serves, each a change of its writer's newest interval in the message;
+// direct pushes (barrier_push) only to the receiver and of their writer's changes, and the
+// arrivals and departures naming them only for writers and readers they may name.
 //
 // Input: byte 0 = job size - 1 (1..64 ranks), byte 1 = fan-out - 1 (1..4), byte 2 = the
-// receiving rank, byte 3 = which decoder and sender, bytes 4-5 = allocated pages, the rest =
+// receiving rank, byte 3 = which decoder and sender (and the writer of a direct push), bytes 4-5 = allocated pages, the rest =
 // the message (its epoch is whatever it says: the receiver's is taken from it, then checked).
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +50,7 @@ void check_arrival(const proto::Arrival& a, int member, const proto::BarrierView
     check_push(p, v);
     check(stands_for(p.proc));
   }
+  for (const auto& d : a.direct) check(d.writer < v.nprocs && d.reader < v.nprocs && d.writer != d.reader && stands_for(d.writer));
 }
 
 }  // namespace
@@ -58,19 +61,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   v.nprocs = 1 + data[0] % 64;
   v.fanout = 1 + data[1] % 4;
   v.me = data[2] % int(v.nprocs);
-  const int which = data[3] % 3;
+  const int which = data[3] % 4;
   v.npages = std::uint32_t(data[4]) | std::uint32_t(data[5]) << 8;
   std::memcpy(&v.epoch, data + 6, sizeof v.epoch);  // the message's own epoch, so most pass that check
   const std::span<const std::byte> msg(reinterpret_cast<const std::byte*>(data + 6), size - 6);
   try {
-    if (which == 2) {
+    if (which == 3) {
+      const int writer = data[3] / 4 % int(v.nprocs);
+      for (const auto& p : proto::decode_direct_pushes(msg, writer, v)) {
+        check_push(p, v);
+        check(p.reader == std::uint32_t(v.me) && p.proc == std::uint32_t(writer));
+      }
+    } else if (which == 2) {
       for (bool only_me : {true, false}) {
         const auto d = proto::decode_departure(msg, v, only_me);
         check(d.blobs.size() == v.nprocs);
+        auto for_here = [&](std::uint32_t reader) {
+          return only_me ? reader == std::uint32_t(v.me) : proto::in_subtree(int(reader), v.me, v.fanout);
+        };
         for (const auto& p : d.pushes) {
           check_push(p, v);
-          check(only_me ? p.reader == std::uint32_t(v.me) : proto::in_subtree(int(p.reader), v.me, v.fanout));
+          check(for_here(p.reader));
         }
+        for (const auto& x : d.direct) check(x.writer < v.nprocs && x.writer != x.reader && for_here(x.reader));
       }
     } else {
       // From this rank itself, or from its first child (if it has one).

@@ -23,12 +23,22 @@ int barrier_hub() {
 
 namespace {
 
-// Pushes whose reader lies in the subtree of `root` (only `root` itself where exact).
+// Whether what goes to `reader` goes to the subtree of `root` (only `root` itself where exact).
+bool goes_to(std::uint32_t reader, int root, bool exact) {
+  return exact ? reader == std::uint32_t(root) : in_subtree(int(reader), root, state().sync.barrier.fanout);
+}
+
+// The pushes, and the direct pushes, to readers in the subtree of `root` (see goes_to).
 std::vector<const Push*> pushes_for(const std::vector<const Push*>& all, int root, bool exact) {
   std::vector<const Push*> out;
-  const int fanout = state().sync.barrier.fanout;
   for (const Push* p : all)
-    if (exact ? p->reader == std::uint32_t(root) : in_subtree(int(p->reader), root, fanout)) out.push_back(p);
+    if (goes_to(p->reader, root, exact)) out.push_back(p);
+  return out;
+}
+std::vector<DirectPush> direct_for(const std::vector<DirectPush>& all, int root, bool exact) {
+  std::vector<DirectPush> out;
+  for (const DirectPush& d : all)
+    if (goes_to(d.reader, root, exact)) out.push_back(d);
   return out;
 }
 
@@ -37,6 +47,7 @@ struct Outgoing {
   std::vector<std::span<const std::byte>> blobs;  // by rank
   bool gc = false, mismatch = false;
   std::vector<const Push*> pushes;
+  std::vector<DirectPush> direct;
 };
 
 // A handler's payload, kept: a large message's buffer or the rank's own message as they
@@ -82,6 +93,7 @@ void send_departures(const Outgoing& out, net::Payload parent = {}) {
     } else {
       put_pushes(w, pushes_for(out.pushes, to, false));
     }
+    put_direct(w, direct_for(out.direct, to, to == s.me));
     s.net->send_owned(to, barrier_depart, w.take());  // to itself, or from a handler: no copy
   }
   ++b.epoch;
@@ -110,9 +122,11 @@ void gathered() {
   Outgoing out;
   std::uint64_t protocol_bytes = 0;
   std::vector<const Push*> all_pushes;
+  std::vector<DirectPush> all_direct;
   for (const auto& a : b.arrivals) {
     for (const auto& in : a.intervals) out.intervals.push_back(&in);
     for (const auto& p : a.pushes) all_pushes.push_back(&p);
+    all_direct.insert(all_direct.end(), a.direct.begin(), a.direct.end());
     protocol_bytes = std::max(protocol_bytes, a.protocol_bytes);
   }
   if (s.me == 0) {
@@ -127,6 +141,7 @@ void gathered() {
     if (out.mismatch) report_mismatch(calls);
     out.gc = protocol_bytes > s.gc.bound;
     out.pushes = std::move(all_pushes);
+    out.direct = std::move(all_direct);
     send_departures(out);
     return;
   }
@@ -153,6 +168,10 @@ void gathered() {
   for (const Push* p : all_pushes)
     if (!in_subtree(int(p->reader), s.me, b.fanout)) up.push_back(p);
   put_pushes(w, up);
+  std::vector<DirectPush> direct_up;
+  for (const DirectPush& d : all_direct)
+    if (!goes_to(d.reader, s.me, false)) direct_up.push_back(d);
+  put_direct(w, direct_up);
   s.net->send_lazy(barrier_parent(s.me, b.fanout), barrier_arrive, w.take());
 }
 
@@ -199,9 +218,13 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   out.gc = d.gc;
   out.mismatch = d.mismatch;
   for (const auto& p : d.pushes) out.pushes.push_back(&p);
-  for (const auto& a : b.arrivals)
+  out.direct = d.direct;
+  for (const auto& a : b.arrivals) {
     for (const auto& p : a.pushes)
-      if (in_subtree(int(p.reader), s.me, b.fanout)) out.pushes.push_back(&p);
+      if (goes_to(p.reader, s.me, false)) out.pushes.push_back(&p);
+    const auto here = direct_for(a.direct, s.me, false);
+    out.direct.insert(out.direct.end(), here.begin(), here.end());
+  }
   send_departures(out, std::move(kept));
 }
 

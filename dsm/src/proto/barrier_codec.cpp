@@ -44,6 +44,14 @@ void put_pushes(codec::Writer& w, std::span<const Push* const> pushes) {
   }
 }
 
+void put_direct(codec::Writer& w, std::span<const DirectPush> direct) {
+  w.put<std::uint32_t>(std::uint32_t(direct.size()));
+  for (const DirectPush& d : direct) {
+    w.put(d.writer);
+    w.put(d.reader);
+  }
+}
+
 namespace {
 
 constexpr std::size_t push_min_bytes = 4 * 4 + 1 + 4;
@@ -73,6 +81,19 @@ Push decode_push(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages, R
 // The ranks member `m` of this rank's gathering stands for: itself alone, or a child's subtree.
 bool stands_for(int m, int rank, const BarrierView& v) {
   return m == v.me ? rank == v.me : in_subtree(rank, m, v.fanout);
+}
+
+// Direct pushes as put_direct left them; `ok` says which this message may name.
+template <class Ok>
+std::vector<DirectPush> decode_direct(codec::Reader& r, std::uint32_t nprocs, Ok ok) {
+  std::vector<DirectPush> out(r.count(2 * sizeof(std::uint32_t)));
+  for (auto& d : out) {
+    d.writer = r.get<std::uint32_t>();
+    d.reader = r.get<std::uint32_t>();
+    if (d.writer >= nprocs || d.reader >= nprocs || d.writer == d.reader || !ok(d))
+      throw codec::DecodeError("malformed direct push in a barrier message");
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,6 +131,7 @@ Arrival decode_arrival(std::span<const std::byte> payload, int member, const Bar
         written(*newest, p.page) != p.whole)
       throw codec::DecodeError("barrier arrival with a malformed page push");
   }
+  a.direct = decode_direct(r, nprocs, [&](const DirectPush& d) { return stands_for(member, int(d.writer), v); });
   r.expect_end();
   return a;
 }
@@ -126,12 +148,27 @@ Departure decode_departure(std::span<const std::byte> payload, const BarrierView
   d.gc = r.get<std::uint8_t>() != 0;
   d.mismatch = r.get<std::uint8_t>() != 0;
   d.pushes.resize(r.count(push_min_bytes));
-  for (auto& p : d.pushes)
-    p = decode_push(r, nprocs, npages, [&](std::uint32_t reader) {
-      return only_me ? reader == std::uint32_t(v.me) : in_subtree(int(reader), v.me, v.fanout);
-    });
+  const auto for_here = [&](std::uint32_t reader) {
+    return only_me ? reader == std::uint32_t(v.me) : in_subtree(int(reader), v.me, v.fanout);
+  };
+  for (auto& p : d.pushes) p = decode_push(r, nprocs, npages, for_here);
+  d.direct = decode_direct(r, nprocs, [&](const DirectPush& x) { return for_here(x.reader); });
   r.expect_end();
   return d;
+}
+
+std::vector<Push> decode_direct_pushes(std::span<const std::byte> payload, int writer, const BarrierView& v) {
+  codec::Reader r(payload);
+  if (r.get<std::uint64_t>() != v.epoch) throw codec::DecodeError("direct push out of sequence");
+  std::vector<Push> out(r.count(push_min_bytes));
+  for (auto& p : out) {
+    p = decode_push(r, v.nprocs, v.npages, [&](std::uint32_t reader) { return reader == std::uint32_t(v.me); });
+    // Whether the push is a change the departure announced is the merge's to check: it
+    // applies only pushes that match a notice the page lacks.
+    if (p.proc != std::uint32_t(writer)) throw codec::DecodeError("direct push of another rank's change");
+  }
+  r.expect_end();
+  return out;
 }
 
 }  // namespace dsm::proto

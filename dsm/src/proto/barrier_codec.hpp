@@ -26,6 +26,14 @@ struct BarrierView {
   std::uint64_t epoch;  // the barrier under way
 };
 
+// A writer's pushes to one reader that travel in a message of their own (barrier_push),
+// straight from writer to reader, rather than in the arrivals and departures: a gathering
+// rank copied each such page into a departure again, and the departure waited for it. The
+// arrivals name them up the tree, the departures tell each reader whom to wait for.
+struct DirectPush {
+  std::uint32_t writer, reader;
+};
+
 // What one member of a barrier's gathering brought: a rank's own arrival, or a child's,
 // which stands for the child's whole subtree. Points into the payload decoded.
 struct Arrival {
@@ -39,6 +47,7 @@ struct Arrival {
   std::vector<Rank> ranks;           // every rank of the subtree
   std::uint64_t protocol_bytes = 0;  // the subtree's largest
   std::vector<Push> pushes;
+  std::vector<DirectPush> direct;
   bool in = false;
 };
 
@@ -51,6 +60,7 @@ struct Departure {
   std::vector<std::span<const std::byte>> blobs;  // by rank
   bool gc = false, mismatch = false;
   std::vector<Push> pushes;
+  std::vector<DirectPush> direct;  // whose barrier_push the subtree's readers wait for
 };
 // A departure for the receiving rank's application thread (only_me: pushes to it alone), or
 // from its parent, for its subtree.
@@ -59,5 +69,10 @@ Departure decode_departure(std::span<const std::byte> payload, const BarrierView
 // A push as arrivals and departures carry it, without its bytes, which follow as codec bytes.
 void put_push_head(codec::Writer& w, const Push& p);
 void put_pushes(codec::Writer& w, std::span<const Push* const> pushes);
+void put_direct(codec::Writer& w, std::span<const DirectPush> direct);
+
+// A barrier_push of barrier v.epoch from `writer` to the receiving rank, pointing into the
+// payload decoded.
+std::vector<Push> decode_direct_pushes(std::span<const std::byte> payload, int writer, const BarrierView& v);
 
 }  // namespace dsm::proto

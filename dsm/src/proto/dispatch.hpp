@@ -20,23 +20,29 @@ enum Msg : std::uint16_t {
   lock_forward = 4,   // u32 lock, u32 requester, u64 epoch, vt  (manager to the last requester)
   lock_grant = 5,     // u32 lock, intervals             (holder to the next one)
   barrier_arrive = 6, // u64 epoch, vt (the subtree's oldest), intervals, u32 n, n x (u32 rank,
-                      // u64 call, bytes blob), u64 protocol bytes, pushes  (to the parent: barrier.hpp)
+                      // u64 call, bytes blob), u64 protocol bytes, pushes, direct  (to the
+                      // parent: barrier.hpp)
   barrier_depart = 7, // u64 epoch, intervals, u32 n, n x bytes blob (by rank), u8 gc,
-                      // u8 call mismatch, pushes  (to a child, or to itself)
+                      // u8 call mismatch, pushes, direct  (to a child, or to itself)
                       // pushes: u32 n, n x (u32 reader, u32 writer, u32 idx, u32 page, u8 whole
                       // (0 a diff, 1 the page, 2 part of it: u16 offset follows), bytes)
                       // (Page::readers)
+                      // direct: u32 n, n x (u32 writer, u32 reader): barrier_push messages
+                      // (DirectPush)
   echo_request = 8,   // any bytes: answered with the same bytes (round-trip floor, diagnosis)
   echo_reply = 9,
   channel_data = 10,  // any bytes, queued by sender for the application thread (inbox.hpp);
                       // their layout is the sending layer's (a pipeline's strips: pipeline.cpp)
+  barrier_push = 11,  // u64 epoch, pushes (all to the receiving rank), writer to reader
+                      // before the writer's arrival, queued until that barrier's merge
 };
 
 // For messages that name a message.
 constexpr const char* msg_name(std::uint16_t type) {
   constexpr const char* names[] = {"message of unknown type", "diff request", "diff reply", "lock request",
                                    "lock forward", "lock grant", "barrier arrival", "barrier departure",
-                                   "echo request", "echo reply", "channel message"};
+                                   "echo request", "echo reply", "channel message",
+                                   "direct push"};
   return type < std::size(names) ? names[type] : names[0];
 }
 

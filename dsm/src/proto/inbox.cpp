@@ -127,14 +127,46 @@ void post_channel(int src, std::span<const std::byte> payload) {
   s.inbox.arrived.notify();
 }
 
-void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
+namespace {
+
+// A handler's payload as a Reply: a large message's buffer taken over, a small one copied.
+Reply kept_reply(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
   net::Payload taken = s.net ? s.net->take_payload() : net::Payload{};
   if (!taken) taken.own.assign(payload.begin(), payload.end());
-  Reply reply{src, type, std::move(taken.own), std::move(taken.large), payload.size()};
+  return {src, type, std::move(taken.own), std::move(taken.large), payload.size()};
+}
+
+}  // namespace
+
+void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
+  auto& s = state();
+  Reply reply = kept_reply(src, type, payload);
   {
     std::lock_guard lk(s.mu);
     s.inbox.replies.push_back(std::move(reply));
+  }
+  s.inbox.arrived.notify();
+}
+
+Reply wait_push(int from) {
+  auto& s = state();
+  return wait_for(barrier_push, from, [&]() -> std::optional<Reply> {
+    std::lock_guard lk(s.mu);
+    const auto it = s.inbox.pushes.find(from);
+    if (it == s.inbox.pushes.end() || it->second.empty()) return std::nullopt;
+    Reply m = std::move(it->second.front());
+    it->second.pop_front();
+    return m;
+  });
+}
+
+void post_push(int src, std::span<const std::byte> payload) {
+  auto& s = state();
+  Reply reply = kept_reply(src, barrier_push, payload);
+  {
+    std::lock_guard lk(s.mu);
+    s.inbox.pushes[src].push_back(std::move(reply));
   }
   s.inbox.arrived.notify();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -178,7 +179,7 @@ void expect_reader(std::uint32_t first, std::uint32_t last, std::uint32_t rank) 
   }
 }
 
-void encode_pushes(codec::Writer& w, const Interval* newest) {
+std::vector<DirectMessage> encode_pushes(codec::Writer& w, const Interval* newest, int hub, std::uint64_t epoch) {
   auto& s = state();
   struct Out {
     std::uint32_t reader, page;
@@ -201,20 +202,42 @@ void encode_pushes(codec::Writer& w, const Interval* newest) {
       std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
   std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
+  // Readers other than the hub with direct_push_pages or more get theirs in a message of
+  // their own; the rest ride in the arrival.
+  std::map<std::uint32_t, std::size_t> per_reader;
+  for (const Out& o : out) ++per_reader[o.reader];
+  std::vector<DirectMessage> direct;
+  for (auto [reader, count] : per_reader)
+    if (reader != std::uint32_t(hub) && count >= s.sync.direct_push_pages) {
+      direct.push_back({reader, {}});
+      direct.back().w.put(epoch);
+      direct.back().w.reserve(count * (mem::page_size + 64));
+      direct.back().w.put<std::uint32_t>(std::uint32_t(count));
+    }
+  const auto writer_for = [&](std::uint32_t reader) -> codec::Writer& {
+    for (auto& d : direct)
+      if (d.reader == reader) return d.w;
+    return w;
+  };
+  std::size_t in_band = out.size();
+  for (const auto& d : direct) in_band -= per_reader[d.reader];
   // A page or its diff each, with its head (a diff larger than its page is rare).
-  w.reserve(out.size() * (mem::page_size + 64));
-  w.put<std::uint32_t>(std::uint32_t(out.size()));
+  w.reserve(in_band * (mem::page_size + 64));
+  w.put<std::uint32_t>(std::uint32_t(in_band));
   std::uint64_t parts = 0;
   for (const Out& o : out) {
     Push p{o.reader, std::uint32_t(s.me), newest->idx, o.page, o.whole, {}, o.lo};
     if (o.whole) p.data = std::span(alias_page(o.page) + o.lo, o.hi - o.lo);
     parts += p.part();
-    put_push_head(w, p);
-    if (o.whole) w.bytes(p.data);
-    else put_change(w, own_change(o.page, newest->idx));
+    codec::Writer& to = writer_for(o.reader);
+    put_push_head(to, p);
+    if (o.whole) to.bytes(p.data);
+    else put_change(to, own_change(o.page, newest->idx));
   }
   stats::counters().pages_pushed.fetch_add(out.size(), std::memory_order_relaxed);
   stats::counters().pages_pushed_in_part.fetch_add(parts, std::memory_order_relaxed);
+  stats::counters().pages_pushed_direct.fetch_add(out.size() - in_band, std::memory_order_relaxed);
+  return direct;
 }
 
 }  // namespace dsm::proto

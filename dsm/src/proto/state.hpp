@@ -254,6 +254,9 @@ struct Sync {
   int locks_in_use = 0;  // tokens between lock_acquire and lock_release (under mu)
   std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
   BarrierNode barrier;
+  // A writer's pushes to one reader, at least this many, go straight to it (barrier_push;
+  // DSM_DIRECT_PUSH) unless the reader gathers the writer's arrival anyway.
+  std::uint32_t direct_push_pages = 16;
   std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 
@@ -287,6 +290,8 @@ struct Inbox {
   // Channel messages by sender: data a rank sent this one by value, taken in the order sent
   // whenever the application thread asks for the next one (wait_channel).
   std::map<int, std::deque<std::vector<std::byte>>> channel;
+  // Direct pushes by writer (barrier_push), until the merge of their barrier.
+  std::map<int, std::deque<Reply>> pushes;
   // What the application thread waits for, for a message when a peer goes silent: the
   // reply's type (0: none) and sender (-1: any).
   std::atomic<std::uint16_t> waiting_type{0};

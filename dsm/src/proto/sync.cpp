@@ -102,6 +102,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
     stats::Timer wait(c.barrier_wait_ns);
     board::StateScope in_barrier(board::RankState::barrier);
     codec::Writer w;
+    const int hub = barrier_hub();
+    std::vector<DirectMessage> direct;
     {
       std::lock_guard lk(s.mu);
       s.sync.in_barrier = s.sync.pages_as_closed = true;
@@ -119,18 +121,23 @@ void barrier_with(std::uint64_t call, bool collecting) {
       w.bytes(s.balancer.my_blob);
       s.balancer.my_blob.clear();
       w.put<std::uint64_t>(collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes());
-      encode_pushes(w, newest);
+      direct = encode_pushes(w, newest, hub, s.sync.epoch);
+      std::vector<DirectPush> named;
+      for (const DirectMessage& d : direct) named.push_back({std::uint32_t(s.me), d.reader});
+      put_direct(w, named);
     }
+    // Before the arrival: the reader takes them in while it still computes.
+    for (DirectMessage& d : direct) s.net->send_owned(int(d.reader), barrier_push, d.w.take());
     // Polling from before the send: this rank's own arrival (a message to itself, where it
     // gathers) and its children's are then taken by this thread, not by a service thread
     // woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
-    const int hub = barrier_hub();
     s.net->send_lazy(hub, barrier_arrive, w.take());
     const Reply reply = wait_inbox(barrier_depart, hub);
     bool gc = false, mismatch = false;
     try {
-      Departure d = decode_departure(reply.payload(), barrier_view(s.sync.epoch), true);
+      const BarrierView view = barrier_view(s.sync.epoch);
+      Departure d = decode_departure(reply.payload(), view, true);
       gc = d.gc;
       mismatch = d.mismatch;
       s.balancer.blobs.resize(d.blobs.size());
@@ -141,6 +148,12 @@ void barrier_with(std::uint64_t call, bool collecting) {
       d.pushes.insert(d.pushes.end(), b.pushes_here.begin(), b.pushes_here.end());
       b.pushes_here.clear();
       b.pushes_kept.clear();
+      std::vector<Reply> direct_in;
+      for (const DirectPush& x : d.direct) {
+        direct_in.push_back(wait_push(int(x.writer)));
+        const std::vector<Push> pushed = decode_direct_pushes(direct_in.back().payload(), int(x.writer), view);
+        d.pushes.insert(d.pushes.end(), pushed.begin(), pushed.end());
+      }
       merge(std::move(d.intervals), d.pushes);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());

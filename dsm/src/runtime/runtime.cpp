@@ -188,6 +188,7 @@ void init(int, char**) {
     }
     auto& b = s.sync.barrier;
     b.fanout = int(env_int("DSM_BARRIER_FANOUT", proto::default_barrier_fanout, 1, 1 << 20));
+    s.sync.direct_push_pages = std::uint32_t(env_int("DSM_DIRECT_PUSH", s.sync.direct_push_pages, 1, 1u << 30));
     b.members = proto::barrier_children(s.me, s.nprocs, b.fanout);
     b.members.insert(b.members.begin(), s.me);
     b.arrivals.resize(b.members.size());

@@ -14,13 +14,14 @@ namespace dsm::stats {
 // waits for a message that slept, after the poll budget (DSM_POLL_US) or at once;
 // `shared_core_waits`: those of them that slept at once because other programs took CPU time
 // the rank needed (set_core_shared). `pages_pushed_in_part`: pushes of the bytes alone that
-// their reader reads (dsm::ReadsWithin), counted in pages_pushed too.
+// their reader reads (dsm::ReadsWithin), counted in pages_pushed too; `pages_pushed_direct`:
+// those that went straight to their reader in a message of their own (DSM_DIRECT_PUSH).
 #define DSM_COUNTERS(X)                                                          \
   X(read_faults) X(write_faults) X(twins) X(diffs_created) X(diff_bytes_created) \
   X(diffs_deferred) X(diffs_applied) X(diff_bytes_applied) X(whole_pages_sent)   \
   X(pages_fetched) X(fetch_requests) X(lock_acquires) X(barriers) X(gcs)         \
-  X(protocol_bytes_peak) X(pages_pushed) X(pages_pushed_in_part) X(sleeps)        \
-  X(shared_core_waits)
+  X(protocol_bytes_peak) X(pages_pushed) X(pages_pushed_in_part)                 \
+  X(pages_pushed_direct) X(sleeps) X(shared_core_waits)
 #define DSM_TIMERS(X) X(protocol) X(comm_wait) X(lock_wait) X(barrier_wait)
 
 struct Counters {
