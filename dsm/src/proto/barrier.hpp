@@ -5,7 +5,8 @@
 // outside the subtree. The root decides the departures; every rank with children passes on
 // to each child what that child's subtree lacks (the intervals its oldest member has not
 // seen, every rank's figures, the pushes to the subtree's ranks), pushes between ranks of
-// one subtree never leaving it. A rank handles at most fanout + 1 messages per barrier, and
+// one subtree never leaving it; large pushes go straight from writer to reader (DirectPush).
+// A rank handles at most fanout + 1 barrier messages per barrier, and
 // each carries what a subtree needs, so the busiest rank's bytes grow with the ranks that
 // wrote, not with their square. Up to fanout + 1 ranks the tree is the centralized barrier
 // of TreadMarks.
