@@ -614,7 +614,7 @@ void watch_solo(SiteModel& m, const std::vector<RankFigures>& figs) {
   if (m.executions - 2 < m.change_at + change_watch + static_cast<long>(rate_window)) return;
   s.periods.push_back(period);
   s.work.push_back(work);
-  if (s.periods.size() > rate_window) {
+  if (s.periods.size() > solo_window) {
     s.periods.erase(s.periods.begin());
     s.work.erase(s.work.begin());
   }
@@ -699,7 +699,7 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
       if (m.executions - s.since < solo_retry << std::min(s.failures - 1, 10)) return false;
       [[fallthrough]];
     case Stage::watching:
-      if (m.observed < m.opt.warmup || s.periods.size() < rate_window || median(s.periods) <= solo_ratio * median(s.work))
+      if (m.observed < m.opt.warmup || s.periods.size() < solo_window || median(s.periods) <= solo_ratio * median(s.work))
         return false;
       if (!trial_pays(m, nranks, g, page_s)) return false;
       s.stage = Stage::trying;

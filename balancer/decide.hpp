@@ -54,8 +54,9 @@ inline constexpr double max_stretch = 4;
 // Page cost assumed until the runtime has measured one (seconds).
 inline constexpr double default_page_seconds = 20e-6;
 
-// One rank alone (SiteModel::Solo): tried where the median period of the split is more than
-// solo_ratio times the work all ranks did in it and that excess, over the executions the
+// One rank alone (SiteModel::Solo): tried where the median of the split's last solo_window
+// periods is more than solo_ratio times the work all ranks did in them and that excess, over
+// the executions the
 // split is expected to last, would pay for the trial's pages there and back (decide.cpp,
 // trial_pays), judged over solo_trial periods after
 // solo_lag executions (the figures come two late, then the first execution fetches the
@@ -63,6 +64,11 @@ inline constexpr double default_page_seconds = 20e-6;
 // period above solo_losing times the split's; a trial that lost comes again after
 // solo_retry executions, twice as many after each loss.
 inline constexpr double solo_ratio = 2;
+// A median over this many periods, so that the machine's stalls do not put a loop on trial:
+// across two hosts, Jacobi's periods ran 11-24 ms for a few dozen executions where its work
+// took 3 ms, and a median of 8 sent the arrays to one rank and back (the bytes per iteration
+// of a run of 4000 doubled), or kept them there when the stall ended during the trial.
+inline constexpr std::size_t solo_window = 8 * rate_window;
 inline constexpr std::size_t solo_trial = 6;
 inline constexpr long solo_lag = 3;
 inline constexpr double solo_gain = 0.8;
@@ -197,7 +203,7 @@ struct SiteModel {
     long since = 0;    // `executions` when the stage began
     int failures = 0;  // trials lost
     // The split's last periods (the slowest rank's) and the ranks' work over each (their CPU
-    // inside every loop's ranges), at most rate_window; the trial's periods.
+    // inside every loop's ranges), at most solo_window; the trial's periods.
     std::vector<double> periods, work, tried;
     // The split a trial left and what the ranks' speeds were then: a trial's executions
     // measure one rank fetching every page, and taken for its speed they sent a split of
