@@ -428,9 +428,11 @@ void finish_watch(SiteModel& m) {
   double excess = 0;
   for (int e = 0; e < change_watch; ++e) excess += m.after[e] - settled;
   keep_last(m.change_costs, std::clamp(excess / m.change_estimate, 1.0, 64.0), kept_change_costs);
-  if (m.saving_counted > 0)
+  if (m.saving_counted > 0) {
     keep_last(m.change_savings, std::pair{std::clamp((m.period_before - settled) / m.saving_counted, 0.0, 1.0), m.executions},
               kept_change_costs);
+    m.undo = settled >= m.period_before;
+  }
   m.change_estimate = 0;
   m.saving_counted = 0;
 }
@@ -529,11 +531,15 @@ void watch_from(SiteModel& m, double estimate) {
 void adopt(SiteModel& m, const IterationPages& t, Assignment next, double estimate, int short_rank, double counted = 0) {
   watch_from(m, estimate);
   m.saving_counted = 0;
+  m.undo = false;
+  m.replaced.clear();
   if (counted > 0 && m.stretches.size() >= rate_window / 2) {
     std::vector<double> periods;
     for (auto [p, ranges] : m.stretches) periods.push_back(p);
     m.saving_counted = counted;
     m.period_before = median(periods);
+    m.replaced = m.assign;
+    m.replaced_n = m.n;
   }
   m.solo.periods.clear();  // the split's periods are the new spans' from now on (watch_solo)
   m.solo.work.clear();
@@ -734,9 +740,9 @@ bool solo(SiteModel& m, long n, int nranks, const Geometry& g, double page_s) {
 int persistence(const SiteModel& m) { return std::max(m.opt.settle, 1) * (m.redistributions == 0 ? 1 : 4); }
 
 // Whether the present streak out of balance has lasted `evidence` seconds of the site's
-// executions (or evidence_executions), which a known cause of the slowness does without.
-bool lasted(const SiteModel& m, bool known_cause) {
-  return known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= evidence_executions;
+// executions (or `executions` of them), which a known cause of the slowness does without.
+bool lasted(const SiteModel& m, bool known_cause, int executions) {
+  return known_cause || m.clock - m.streak_began >= m.opt.evidence || m.streak >= executions;
 }
 
 // Seconds an execution of the site took on average so far.
@@ -809,7 +815,7 @@ Assignment new_bounds(SiteModel& m, long old_n, long n, int nranks, const std::v
     return kept;
   }
   if (++m.streak == 1) m.streak_began = m.clock;
-  if (m.streak < persistence(m) || !lasted(m, core_shared(m, e.slowest_rank))) return kept;
+  if (m.streak < persistence(m) || !lasted(m, core_shared(m, e.slowest_rank), evidence_executions)) return kept;
   m.streak = 0;
   Assignment fresh = blocks(m, n, nranks, power, g);
   if (fresh != kept) {
@@ -871,6 +877,20 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s, double prot
   // its pages took a fifth of every execution.
   const double each_s = page_s + protect_s;
   const IterationPages& t = iteration_pages(m, g);
+  // A change against an imbalance with no known cause that measured to save nothing is undone
+  // where it made ranks share written pages (SiteModel::replaced), unless a load has come since.
+  const bool loaded = std::find(m.core_shared.begin(), m.core_shared.end(), 1) != m.core_shared.end();
+  if (std::exchange(m.undo, false) && !back && !turns && !loaded) {
+    Assignment previous = std::exchange(m.replaced, {});
+    if (previous.size() == m.assign.size() && m.replaced_n == m.n &&
+        shared_pages(t, previous) < shared_pages(t, m.assign)) {
+      const double estimate = page_s * static_cast<double>(busiest_pages(t, m.assign, previous));
+      adopt(m, t, std::move(previous), estimate, -1);
+      m.undone_at = m.executions;
+      m.verdict = Verdict::undone;
+      return;
+    }
+  }
   // A rank back from leaving has no iterations to be measured on: its share comes at once.
   if (back && !turns) {
     m.horizon = expected_stability(m);
@@ -975,7 +995,7 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s, double prot
   // evidence in seconds that the imbalance lasts (the warm-up and `settle` still apply).
   const bool known_cause = imbalanced && m.breaks.size() < 2 && core_shared(m, slowest_rank);
   m.verdict = Verdict::waiting;
-  if (m.streak < persist || m.observed < enough || !lasted(m, known_cause)) return;
+  if (m.streak < persist || m.observed < enough || !lasted(m, known_cause, steady_evidence_executions)) return;
   if (!proposed) {
     if (declined_before()) {
       m.verdict = Verdict::declined;
@@ -1016,6 +1036,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::dear: return "kept: its pages cost more than it saves";
     case Verdict::turning: return "kept at the ranks' own speeds: the load turns faster than a change follows";
     case Verdict::changed: return "changed";
+    case Verdict::undone: return "changed back: the last change saved nothing and shares more pages";
     case Verdict::trying: return "on trial on one rank alone";
     case Verdict::alone: return "one rank alone: faster than the split";
   }
@@ -1088,6 +1109,7 @@ void adopt_ran(SiteModel& m, Assignment ran) {
 double change_cost_factor(const SiteModel& m) { return m.change_costs.empty() ? 1.0 : median(m.change_costs); }
 
 double change_saving_factor(const SiteModel& m) {
+  if (m.undone_at >= 0 && m.executions - m.undone_at < saving_memory) return 0;
   std::vector<double> saved;
   for (auto [ratio, at] : m.change_savings)
     if (m.executions - at < saving_memory) saved.push_back(ratio);

@@ -25,8 +25,13 @@ inline constexpr int change_watch = 4;
 
 // A streak out of balance this long is evidence enough however short the executions (five
 // rate windows): Options::evidence in seconds would hold back a loop of fine executions for
-// hundreds of them.
+// hundreds of them. Under new bounds (a factorization's steps, whose work drifts between the
+// ranks as the bounds shrink).
 inline constexpr int evidence_executions = 5 * static_cast<int>(rate_window);
+// ... and under the same bounds, where an imbalance with no known cause is most often a swing
+// of the cores' speeds: across two unloaded tcp hosts they swung by 10-60 % for up to a few
+// tenths of a second, and Jacobi's 3.5 ms executions passed 40 of them within each swing.
+inline constexpr int steady_evidence_executions = 20 * static_cast<int>(rate_window);
 
 // A load that turns (another program begins or ceases to share a rank's core) at intervals
 // shorter than this many times the balancer's reaction (decide.cpp, reaction_seconds) is
@@ -86,6 +91,7 @@ enum class Verdict {
   dear,      // its pages cost more than it saves over the horizon (cost/benefit)
   turning,   // a load turns faster than changes follow it: the split stays at the ranks' own speeds
   changed,
+  undone,    // back to the spans before the last change, which saved nothing and shares more pages
   trying,    // one rank runs the loop alone, to measure whether that is faster than the split
   alone,     // one rank runs the loop alone: measured faster than the split
 };
@@ -152,6 +158,15 @@ struct SiteModel {
   double saving_counted = 0;  // per period, by the change being watched (0: not judged)
   double period_before = 0;   // median period of the spans it replaced
   std::vector<std::pair<double, long>> change_savings;  // (saved / counted, `executions` then)
+  // The spans such a change replaced, and whether it measured to save nothing: where they
+  // share fewer written pages, the split goes back to them. Across two unloaded tcp hosts,
+  // Jacobi's rows moved off the page edge for a swing of the cores' speeds (10-15 % for a few
+  // tenths of a second); the periods after ran longer, not shorter, and the page both ranks
+  // then wrote cost a page of diff an execution (14 % more bytes) for the rest of the run.
+  Assignment replaced;
+  long replaced_n = -1;
+  bool undo = false;
+  long undone_at = -1;  // `executions` at the last undo: such changes are held back saving_memory
   // The page facts of the geometry last decided on, and that geometry: a loop that runs in
   // place writes the same pages, last written by the same ranks, execution after execution.
   std::optional<std::pair<Geometry, IterationPages>> pages;

@@ -59,9 +59,9 @@ struct Options {
   int settle = 3;           // consecutive out-of-balance executions needed for a change (the
                             // first execution after a change is discarded)
   // ... lasting at least this long (seconds of the site's executions): a machine's cores
-  // swing in speed for tens of milliseconds (other virtual machines on the host), which a
-  // loop of 1-2 ms executions otherwise took for a load, moving pages for nothing.
-  double evidence = 0.1;
+  // swing in speed for tens to hundreds of milliseconds (other virtual machines on the host),
+  // which a loop of 1-4 ms executions otherwise took for a load, moving pages for nothing.
+  double evidence = 0.5;
   bool filter = true;       // asymmetric rate filter (Siegell's thesis, table 5.1)
   bool cost_benefit = true; // page transfer cost against time saved
   bool learn_change_cost = true;  // time the executions after a change to learn what changes cost and save

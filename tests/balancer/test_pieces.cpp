@@ -307,7 +307,7 @@ TEST_CASE("options from the environment, with errors naming the variable") {
   env = {{"DSM_LB_TAKE", "yes"}};
   CHECK_THROWS_WITH(options_from(get), Catch::Contains("DSM_LB_TAKE=yes") && Catch::Contains("always"));
   env = {};
-  CHECK(options_from(get).evidence == 0.1);
+  CHECK(options_from(get).evidence == 0.5);
   env = {{"DSM_LB_EVIDENCE", "0"}};  // act on imbalances of any length (the executions decide)
   CHECK(options_from(get).evidence == 0);
   env = {{"DSM_LB_EVIDENCE", "-0.1"}};
