@@ -202,13 +202,14 @@ std::vector<DirectMessage> encode_pushes(codec::Writer& w, const Interval* newes
       std::erase_if(pg.readers, [](const Page::Reader& r) { return r.left == 0; });
     }
   std::erase_if(s.served.read_pages, [&](std::uint32_t page) { return s.heap.pages[page].readers.empty(); });
-  // Readers other than the hub with direct_push_pages or more get theirs in a message of
-  // their own; the rest ride in the arrival.
+  // Readers other than the hub with direct_push_pages or more (relayed_push_pages where the
+  // hub is another rank) get theirs in a message of their own; the rest ride in the arrival.
   std::map<std::uint32_t, std::size_t> per_reader;
   for (const Out& o : out) ++per_reader[o.reader];
+  const std::uint32_t least = hub == s.me ? s.sync.direct_push_pages : s.sync.relayed_push_pages;
   std::vector<DirectMessage> direct;
   for (auto [reader, count] : per_reader)
-    if (reader != std::uint32_t(hub) && count >= s.sync.direct_push_pages) {
+    if (reader != std::uint32_t(hub) && count >= least) {
       direct.push_back({reader, {}});
       direct.back().w.put(epoch);
       direct.back().w.reserve(count * (mem::page_size + 64));

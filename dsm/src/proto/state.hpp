@@ -255,8 +255,11 @@ struct Sync {
   std::vector<int> lock_last;  // lock manager: last requester of each lock it manages
   BarrierNode barrier;
   // A writer's pushes to one reader, at least this many, go straight to it (barrier_push;
-  // DSM_DIRECT_PUSH) unless the reader gathers the writer's arrival anyway.
+  // DSM_DIRECT_PUSH) unless the reader gathers the writer's arrival anyway; `relayed_push_pages`
+  // where the arrival goes to another rank, which would pass them on: over a network they
+  // would cross it twice (1 there unless DSM_DIRECT_PUSH says otherwise).
   std::uint32_t direct_push_pages = 16;
+  std::uint32_t relayed_push_pages = 16;
   std::uint64_t acquire_poll_ns = 0;  // when an acquire last took in messages (application thread)
 };
 
