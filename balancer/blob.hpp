@@ -19,7 +19,7 @@
 
 namespace dsm::lb {
 
-inline constexpr std::uint8_t blob_version = 10;
+inline constexpr std::uint8_t blob_version = 11;
 inline constexpr std::size_t max_reduction_bytes = 1 << 16;
 
 struct SiteFigures {
