@@ -28,17 +28,16 @@ bool goes_to(std::uint32_t reader, int root, bool exact) {
   return exact ? reader == std::uint32_t(root) : in_subtree(int(reader), root, state().sync.barrier.fanout);
 }
 
-// The pushes, and the direct pushes, to readers in the subtree of `root` (see goes_to).
-std::vector<const Push*> pushes_for(const std::vector<const Push*>& all, int root, bool exact) {
-  std::vector<const Push*> out;
-  for (const Push* p : all)
-    if (goes_to(p->reader, root, exact)) out.push_back(p);
-  return out;
-}
-std::vector<DirectPush> direct_for(const std::vector<DirectPush>& all, int root, bool exact) {
-  std::vector<DirectPush> out;
-  for (const DirectPush& d : all)
-    if (goes_to(d.reader, root, exact)) out.push_back(d);
+std::uint32_t reader_of(const Push* p) { return p->reader; }
+std::uint32_t reader_of(const DirectPush& d) { return d.reader; }
+
+// The pushes, or the direct pushes, to readers in the subtree of `root` (see goes_to), or
+// with `inside` false to readers beyond it.
+template <class T>
+std::vector<T> for_subtree(const std::vector<T>& all, int root, bool exact, bool inside = true) {
+  std::vector<T> out;
+  for (const T& x : all)
+    if (goes_to(reader_of(x), root, exact) == inside) out.push_back(x);
   return out;
 }
 
@@ -86,14 +85,14 @@ void send_departures(const Outgoing& out, net::Payload parent = {}) {
     if (to == s.me) {
       put_pushes(w, {});
       b.pushes_here.clear();
-      for (const Push* p : pushes_for(out.pushes, to, true)) b.pushes_here.push_back(*p);
+      for (const Push* p : for_subtree(out.pushes, to, true)) b.pushes_here.push_back(*p);
       b.pushes_kept = std::move(b.kept);
       b.pushes_kept.push_back(std::move(parent));
       b.kept = std::vector<net::Payload>(b.members.size());
     } else {
-      put_pushes(w, pushes_for(out.pushes, to, false));
+      put_pushes(w, for_subtree(out.pushes, to, false));
     }
-    put_direct(w, direct_for(out.direct, to, to == s.me));
+    put_direct(w, for_subtree(out.direct, to, to == s.me));
     s.net->send_owned(to, barrier_depart, w.take());  // to itself, or from a handler: no copy
   }
   ++b.epoch;
@@ -164,14 +163,8 @@ void gathered() {
       w.bytes(k.blob);
     }
   w.put(protocol_bytes);
-  std::vector<const Push*> up;
-  for (const Push* p : all_pushes)
-    if (!in_subtree(int(p->reader), s.me, b.fanout)) up.push_back(p);
-  put_pushes(w, up);
-  std::vector<DirectPush> direct_up;
-  for (const DirectPush& d : all_direct)
-    if (!goes_to(d.reader, s.me, false)) direct_up.push_back(d);
-  put_direct(w, direct_up);
+  put_pushes(w, for_subtree(all_pushes, s.me, false, false));
+  put_direct(w, for_subtree(all_direct, s.me, false, false));
   s.net->send_lazy(barrier_parent(s.me, b.fanout), barrier_arrive, w.take());
 }
 
@@ -222,7 +215,7 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   for (const auto& a : b.arrivals) {
     for (const auto& p : a.pushes)
       if (goes_to(p.reader, s.me, false)) out.pushes.push_back(&p);
-    const auto here = direct_for(a.direct, s.me, false);
+    const auto here = for_subtree(a.direct, s.me, false);
     out.direct.insert(out.direct.end(), here.begin(), here.end());
   }
   send_departures(out, std::move(kept));
