@@ -27,6 +27,7 @@ void producer_consumer();
 void stencil();
 void sync_for(double seconds);
 void barrier_notices(int rounds);
+void blobs(int rounds);
 
 // The randomized model test (dsm_check_model.cpp).
 void randomized(unsigned seed, int phases, bool flap = false);

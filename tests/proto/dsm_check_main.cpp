@@ -33,6 +33,7 @@ constexpr Mode modes[] = {
     {"turns", 1, [](char** a) { turns(std::stol(a[0])); }},
     {"producer_consumer", 0, [](char**) { producer_consumer(); }},
     {"stencil", 0, [](char**) { stencil(); }},
+    {"blobs", 0, [](char**) { blobs(30); }},
     {"random", 0,
      [](char**) {
        for (unsigned seed = 1; seed <= 6; ++seed) randomized(seed, 30);

@@ -4,6 +4,8 @@
 
 #include <dsm/dsm.hpp>
 
+#include "runtime/runtime_hooks.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -165,6 +167,28 @@ void barrier_notices(int rounds) {
   dsm::prefetch(sh, block * P * 8, dsm::Mode::read);
   for (int r = 0; r < P; ++r)
     expect(sh[r * block] == stamped(rounds, r), "barrier notices", r, long(sh[r * block]), long(stamped(rounds, r)));
+}
+
+// Every rank's barrier blob reaches every rank, through any tree of ranks: each rank attaches
+// bytes of its own length and content every round (none in some rounds), and after the
+// barrier each finds every rank's as attached, its own included.
+void blobs(int rounds) {
+  const int me = dsm::rank(), P = dsm::nprocs();
+  auto length = [](int rank, int round) { return std::size_t((rank * 7 + round * 3) % 11); };
+  auto byte_of = [](int rank, int round, std::size_t i) { return std::byte(rank * 31 + round * 5 + int(i)); };
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<std::byte> mine(length(me, round));
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = byte_of(me, round, i);
+    dsm::detail::set_barrier_blob(std::move(mine));
+    dsm::barrier();
+    const auto& all = dsm::detail::barrier_blobs();
+    expect(all.size() == std::size_t(P), "blob count", round, long(all.size()), P);
+    for (int r = 0; r < P && std::size_t(r) < all.size(); ++r) {
+      expect(all[r].size() == length(r, round), "blob length", r, long(all[r].size()), long(length(r, round)));
+      for (std::size_t i = 0; i < all[r].size() && i < length(r, round); ++i)
+        expect(all[r][i] == byte_of(r, round, i), "blob byte", r, long(all[r][i]), long(byte_of(r, round, i)));
+    }
+  }
 }
 
 }  // namespace dsm_check

@@ -78,8 +78,11 @@ void send_departures(const Outgoing& out, net::Payload parent = {}) {
     for (const Interval* in : out.intervals)
       if (in->idx >= vt[in->proc] && (to == s.me || !in_subtree(int(in->proc), to, b.fanout))) missing.push_back(in);
     encode_list(w, missing);
+    // Nor the figures of its subtree's ranks: they came up through it (to this rank itself,
+    // its own: its application thread kept what it sent).
     w.put<std::uint32_t>(std::uint32_t(out.blobs.size()));
-    for (auto blob : out.blobs) w.bytes(blob);
+    for (std::size_t p = 0; p < out.blobs.size(); ++p)
+      w.bytes(int(p) == to || (to != s.me && in_subtree(int(p), to, b.fanout)) ? std::span<const std::byte>{} : out.blobs[p]);
     w.put<std::uint8_t>(out.gc);
     w.put<std::uint8_t>(out.mismatch);
     if (to == s.me) {
@@ -208,6 +211,8 @@ void on_barrier_depart(int src, std::span<const std::byte> payload) {
   for (const auto& a : b.arrivals)
     for (const auto& in : a.intervals) out.intervals.push_back(&in);
   out.blobs.assign(d.blobs.begin(), d.blobs.end());
+  for (const auto& a : b.arrivals)
+    for (const auto& k : a.ranks) out.blobs[k.rank] = k.blob;
   out.gc = d.gc;
   out.mismatch = d.mismatch;
   for (const auto& p : d.pushes) out.pushes.push_back(&p);

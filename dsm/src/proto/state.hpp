@@ -275,6 +275,7 @@ struct Collection {
 struct BalancerLink {
   std::vector<std::vector<std::byte>> blobs;  // balancer figures from the last barrier
   std::vector<std::byte> my_blob;
+  std::vector<std::byte> sent_blob;  // with the barrier in progress, which does not bring it back
   void (*hook)() = nullptr;   // called after every barrier
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
   double protect_seconds = 0;  // see detail::page_protect_seconds

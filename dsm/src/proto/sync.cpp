@@ -119,6 +119,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
       w.put<std::uint32_t>(std::uint32_t(s.me));
       w.put(call);
       w.bytes(s.balancer.my_blob);
+      s.balancer.sent_blob = std::move(s.balancer.my_blob);
       s.balancer.my_blob.clear();
       w.put<std::uint64_t>(collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes());
       direct = encode_pushes(w, newest, hub, s.sync.epoch);
@@ -142,6 +143,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
       mismatch = d.mismatch;
       s.balancer.blobs.resize(d.blobs.size());
       for (std::size_t p = 0; p < d.blobs.size(); ++p) s.balancer.blobs[p].assign(d.blobs[p].begin(), d.blobs[p].end());
+      s.balancer.blobs[std::size_t(s.me)] = std::move(s.balancer.sent_blob);  // not sent back
       // Where this rank gathers, the pushes to it came handed over, not in its departure.
       auto& b = s.sync.barrier;
       const std::vector<net::Payload> kept = std::move(b.pushes_kept);
