@@ -60,6 +60,10 @@ Touched touched(const Section& s, const Range& r, double most) {
   const std::int64_t each = s.hi - s.lo + 1;  // one iteration's hull
   const bool by_iteration = !by_block && n > 1 && each < std::abs(s.coef * r.step);
   if (most <= 0 || (!by_block && !by_iteration)) return {{h}, false};
+  // Gaps between the runs shorter than a page leave no page of the hull out (a row's
+  // section of a row-major matrix): the hull, without listing a run per row.
+  const std::int64_t gap = by_block ? s.stride - spread - width : std::abs(s.coef * r.step) - each;
+  if (gap * elem < page_bytes && most < 1) return {{h}, false};
   if ((by_block ? s.blocks : n) > max_listed_runs) return {{h}, true};
   Touched t;
   if (by_block) {
