@@ -85,7 +85,7 @@ std::vector<std::byte> encode_figures(const Published& p) {
   out.reserve(16 + sites.size() * 48);
   put(out, blob_version);
   put_time(out, p.page_seconds);
-  put_time(out, p.protect_seconds);
+  put_time(out, p.shared_seconds);
   put_varint(out, sites.size());
   for (const SiteFigures& s : sites) {
     put(out, s.site);
@@ -119,7 +119,7 @@ std::optional<Published> decode_figures(const std::vector<std::byte>& blob) {
   std::uint32_t count = 0;
   Published p;
   if (!r.get(version) || version != blob_version || !r.time(p.page_seconds) || !valid_time(p.page_seconds) ||
-      !r.time(p.protect_seconds) || !valid_time(p.protect_seconds) || !r.count(count, max_spans))
+      !r.time(p.shared_seconds) || !valid_time(p.shared_seconds) || !r.count(count, max_spans))
     return std::nullopt;
   std::vector<SiteFigures>& sites = p.sites;
   for (std::uint32_t i = 0; i < count; ++i) {

@@ -30,13 +30,13 @@ struct SiteFigures {
 };
 
 // What one rank publishes: its measured page transfer cost and what a page two ranks write
-// costs it in faults and protection changes (detail::page_protect_seconds; ranks measure
+// costs it besides at every barrier (detail::shared_page_seconds; ranks measure
 // different values, all decide with the same: the median rank's), and its sites' figures.
 struct Published {
   double page_seconds = 0;
   std::vector<SiteFigures> sites;
   std::vector<std::byte> reduction{};  // at most max_reduction_bytes
-  double protect_seconds = 0;
+  double shared_seconds = 0;
 };
 
 std::vector<std::byte> encode_figures(const Published& p);

@@ -850,7 +850,7 @@ void keep_own_split(SiteModel& m, const Profile& prof, const IterationPages& t, 
   m.verdict = Verdict::changed;
 }
 
-void consider_change(SiteModel& m, const Geometry& g, double page_s, double protect_s) {
+void consider_change(SiteModel& m, const Geometry& g, double page_s, double shared_s) {
   m.verdict = Verdict::idle;
   if (m.opt.policy == Policy::static_blocks || fixed(m) || m.observed == 0 || m.n <= 0) return;
   // A rank whose core another program shares and that runs below opt.leave of the fastest
@@ -872,10 +872,10 @@ void consider_change(SiteModel& m, const Geometry& g, double page_s, double prot
   const std::vector<double> speed = usable_speeds(m);
   const double move_s = page_s * change_cost_factor(m);
   // A page two ranks write moves at every execution, and each of them pays its faults and
-  // protection changes besides (on a VM that shadows page tables, ten times its transfer):
-  // weighed at its transfer alone, Jacobi's cut stayed 45 rows from the page edge, where
-  // its pages took a fifth of every execution.
-  const double each_s = page_s + protect_s;
+  // protection changes besides (on a VM that shadows page tables, ten times its transfer),
+  // and over a network the round trip of its fetch: weighed at its transfer alone, Jacobi's
+  // cut stayed 45 rows from the page edge, where its pages took a fifth of every execution.
+  const double each_s = page_s + shared_s;
   const IterationPages& t = iteration_pages(m, g);
   // A change against an imbalance with no known cause that measured to save nothing is undone
   // where it made ranks share written pages (SiteModel::replaced), unless a load has come since.
@@ -1049,7 +1049,7 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes) {
 }
 
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
-                                 const Geometry& g, double page_seconds, double protect_seconds) {
+                                 const Geometry& g, double page_seconds, double shared_seconds) {
   ++m.executions;
   if (m.n < 0 || static_cast<int>(m.assign.size()) != nranks) {
     start(m, n, nranks, g);
@@ -1089,7 +1089,7 @@ const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::ve
   }
   m.lb = g.lb, m.step = g.step;
   if (!figures) return m.assign;
-  consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds, protect_seconds);
+  consider_change(m, g, page_seconds > 0 ? page_seconds : default_page_seconds, shared_seconds);
   return m.assign;
 }
 

@@ -237,10 +237,10 @@ Policy resolve_policy(Policy requested, bool affine_writes, bool whole_writes);
 // execution's (one per rank; nullptr if none arrived: nothing changes then). Every input
 // must be the same on every rank (page_seconds and the holders in g included).
 // `page_seconds`: what fetching a page in bulk costs (0: not measured yet);
-// `protect_seconds`: what a page two ranks write costs each at every barrier in faults and
-// protection changes besides (detail::page_protect_seconds). Returns the spans of every rank.
+// `shared_seconds`: what a page two ranks write costs each at every barrier besides moving
+// its diff (detail::shared_page_seconds). Returns the spans of every rank.
 const Assignment& next_execution(SiteModel& m, long n, int nranks, const std::vector<RankFigures>* figures,
-                                 const Geometry& g, double page_seconds, double protect_seconds = 0);
+                                 const Geometry& g, double page_seconds, double shared_seconds = 0);
 
 // Gives the site what its iterations cost (SiteModel::costs), before next_execution. Costs
 // that differ from the last ones split the loop anew at the next execution, at the ranks'

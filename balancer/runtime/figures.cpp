@@ -104,11 +104,11 @@ void harvest(Glue& g) {
   // A malformed blob (that rank's figures stay old: no site sees a full set) leaves nothing
   // to compare.
   if (complete) check_same_loops(published);
-  std::vector<double> page_seconds, protect_seconds;
+  std::vector<double> page_seconds, shared_seconds;
   for (std::size_t r = 0; r < blobs.size(); ++r) {
     if (!published[r]) continue;
     if (published[r]->page_seconds > 0) page_seconds.push_back(published[r]->page_seconds);
-    if (published[r]->protect_seconds > 0) protect_seconds.push_back(published[r]->protect_seconds);
+    if (published[r]->shared_seconds > 0) shared_seconds.push_back(published[r]->shared_seconds);
     for (const SiteFigures& f : published[r]->sites) {
       auto& per_rank = g.received[f.site];
       per_rank.resize(blobs.size());
@@ -123,10 +123,10 @@ void harvest(Glue& g) {
     into = v[v.size() / 2];
   };
   median_into(page_seconds, g.page_seconds);
-  median_into(protect_seconds, g.protect_seconds);
+  median_into(shared_seconds, g.shared_seconds);
 }
 
-bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds, double& protect_seconds) {
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds, double& shared_seconds) {
   Glue& g = glue();
   const auto it = g.received.find(st.id);
   if (it == g.received.end()) return false;
@@ -139,7 +139,7 @@ bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double
     out.push_back(b.figures);
   }
   page_seconds = g.page_seconds;
-  protect_seconds = g.protect_seconds;
+  shared_seconds = g.shared_seconds;
   return !out.empty();
 }
 

@@ -172,7 +172,7 @@ struct Glue {
   std::map<std::uint64_t, std::vector<SiteFigures>> received;
   std::uint64_t harvested_barrier = 0;
   double page_seconds = 0;     // the median page cost the ranks published last
-  double protect_seconds = 0;  // ... and the median protection cost of a page two ranks write
+  double shared_seconds = 0;  // ... and the median cost besides of a page two ranks write
   SchedTimes last_sched;    // of the application thread, at the end of its last loop
   // Its CPU and core-waiting time since it began, each older second weighing e times less
   // (per half second of its running): the share of its core it gets over a time that holds
@@ -240,7 +240,7 @@ void attach_to_barrier(const Glue& g);
 void harvest(Glue& g);
 // Every rank's figures for the last execution of `st`, when they have all arrived, and the
 // page cost every rank will use.
-bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds, double& protect_seconds);
+bool gather_figures(const Site::State& st, std::vector<RankFigures>& out, double& page_seconds, double& shared_seconds);
 
 // What an assignment means for the pages (apply.cpp).
 // Every rank's written pages in its ranges; none when a write has no descriptor.

@@ -92,7 +92,7 @@ void drop_departed(Glue& g) {
 }
 
 void attach_to_barrier(const Glue& g) {
-  detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending, g.reduction, detail::page_protect_seconds()}));
+  detail::set_barrier_blob(encode_figures({detail::page_transfer_seconds(), g.pending, g.reduction, detail::shared_page_seconds()}));
 }
 
 }  // namespace runtime

@@ -121,8 +121,8 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const bool follow = takes_leaders_ranges(st, *leader, nranks);
   std::vector<RankFigures> figs;
   bool have = false;
-  double page_seconds = 0, protect_seconds = 0;
-  if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds, protect_seconds);
+  double page_seconds = 0, shared_seconds = 0;
+  if (st.execution > 0 && !follow) have = gather_figures(st, figs, page_seconds, shared_seconds);
   // What ranks took from each other is the split measured, and the next one's start.
   const Assignment decided = have && st.took && me == 0 && trace_csv_on() ? st.model.assign : Assignment{};
   if (have && st.took && adopt_taken(st, figs)) refresh_followers(st);
@@ -140,7 +140,7 @@ Plan redistribute(Site& site, long lb, long ub, long step, std::span<const Secti
   const bool csv = me == 0 && !follow && have && trace_csv_on();
   const Assignment ran = csv ? st.model.assign : Assignment{};
   st.model.solo.prefer = rank_alone_elsewhere(st, nranks);
-  const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds, protect_seconds);
+  const Assignment& a = follow ? st.model.assign : next_execution(st.model, n, nranks, have ? &figs : nullptr, g, page_seconds, shared_seconds);
   const bool moved = st.model.redistributions != moves_before;
   if (moved && !follow) refresh_followers(st);
   if (trace_level() > 0 && me == 0 && !follow && have && (trace_level() > 1 || moved)) trace(st, figs, moved);

@@ -51,7 +51,7 @@ void trace(const Site::State& st, const std::vector<RankFigures>& figs, bool mov
   char since[128];
   std::snprintf(since, sizeof since, " period %.3f ms, changes cost x%.1f, saved x%.2f, a page %.1f us (+%.1f us shared)",
                 st.period * 1e3, change_cost_factor(st.model), change_saving_factor(st.model), glue().page_seconds * 1e6,
-                glue().protect_seconds * 1e6);
+                glue().shared_seconds * 1e6);
   std::string line = st.name + " #" + std::to_string(st.execution) + (moved ? " moved:" : ":") + since;
   const std::vector<double> power = relative_power(st.model);
   for (std::size_t r = 0; r < figs.size(); ++r) {

@@ -201,7 +201,7 @@ TEST_CASE("figures survive the blob and malformed blobs are refused") {
   // Times travel as floats: every rank decides on these same values.
   const auto as_sent = [](double t) { return static_cast<double>(static_cast<float>(t)); };
   CHECK(decoded->page_seconds == as_sent(3e-6));
-  CHECK(decoded->protect_seconds == as_sent(8e-5));
+  CHECK(decoded->shared_seconds == as_sent(8e-5));
   CHECK(decoded->reduction == in.reduction);
   const auto* out = &decoded->sites;
   REQUIRE(out->size() == 2);

@@ -27,7 +27,7 @@ struct Run {
   // Per rank: the share of its core its figures say it got; missing: its speed where its
   // core is shared (the simulator's model), all of it where not.
   std::vector<double> got;
-  double protect_seconds = 0;  // what a page two ranks write costs each in faults and mprotects
+  double shared_seconds = 0;  // what a page two ranks write costs each in faults and mprotects
 };
 
 // One execution: decide, then time every rank's spans at its speed (times 1 +- noise).
@@ -38,7 +38,7 @@ bool execute(Run& run, long n, const std::vector<double>& speed, const Cost& cos
   const long changes_before = run.m.redistributions;
   for (RankFigures& f : run.figs) f.period = run.change_cost > 0 ? run.periods[1] : 0;
   const Assignment& a = next_execution(run.m, n, static_cast<int>(speed.size()), run.first ? nullptr : &run.figs, g, 0,
-                                         run.protect_seconds);
+                                         run.shared_seconds);
   run.first = false;
   if (a != before && !before.empty()) {
     const std::vector<long> pages = pages_moved_by_rank(IterationPages(g, n), before, a);
@@ -735,7 +735,7 @@ TEST_CASE("locality trades a small imbalance for a cut that shares no page") {
     const IterationPages pages(g, n);
     for (const double protect : {0.0, 3e-4}) {
       Run run = make_run(Policy::locality);
-      run.protect_seconds = protect;
+      run.shared_seconds = protect;
       for (int e = 0; e < 12; ++e) execute(run, n, speed, medium, g);
       REQUIRE(run.m.redistributions == 1);
       CAPTURE(protect, run.m.assign[0].front().end);

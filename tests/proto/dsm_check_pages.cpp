@@ -7,6 +7,7 @@
 #include <dsm/balancer.hpp>
 #include <dsm/dsm.hpp>
 
+#include "proto/state.hpp"
 #include "runtime/runtime_hooks.hpp"
 #include "runtime/stats.hpp"
 
@@ -357,6 +358,17 @@ void page_cost() {
            long(bulk / (pages - 2) * 1e9));
     for (long w = 0; w < words * pages; ++w) expect(sh[w] == w, "fetched word", w, sh[w], w);
   }
+  // What a page two ranks write costs: its faults and mprotects, and over a network the round
+  // trip of its fetch, measured once (every later execution weighs pages the same).
+  const double shared = dsm::detail::shared_page_seconds();
+  const auto& link = dsm::proto::state().balancer;
+  expect(link.protect_seconds > 0, "faults and mprotects of a shared page (ns)", 0, long(link.protect_seconds * 1e9), 1);
+  expect((link.fetch_round_trip > 0) == dsm::detail::pages_cross_network(), "a round trip over a network (ns)", 0,
+         long(link.fetch_round_trip * 1e9), dsm::detail::pages_cross_network());
+  expect(shared == link.protect_seconds + link.fetch_round_trip, "shared page cost (ns)", 0, long(shared * 1e9),
+         long((link.protect_seconds + link.fetch_round_trip) * 1e9));
+  expect(dsm::detail::shared_page_seconds() == shared, "shared page cost measured again (ns)", 0,
+         long(dsm::detail::shared_page_seconds() * 1e9), long(shared * 1e9));
   dsm::barrier();
 }
 

@@ -278,7 +278,10 @@ struct BalancerLink {
   std::vector<std::byte> sent_blob;  // with the barrier in progress, which does not bring it back
   void (*hook)() = nullptr;   // called after every barrier
   RecentMedian page_seconds;  // measured cost of fetching one page in bulk
-  double protect_seconds = 0;  // see detail::page_protect_seconds
+  // Parts of detail::shared_page_seconds: faults and protection changes, and the round trip
+  // of a fetch over a network (< 0: not measured yet).
+  double protect_seconds = 0;
+  double fetch_round_trip = -1;
 };
 
 // The pages that live dsm::ReadsWithin promises cover in part, with the bytes read of each

@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -496,7 +498,25 @@ bool pages_cross_network() {
 
 double page_transfer_seconds() { return state().balancer.page_seconds.value(); }
 
-double page_protect_seconds() { return state().balancer.protect_seconds; }
+double shared_page_seconds() {
+  auto& s = state();
+  // Over a network the diff of such a page comes in a fetch of its own at every execution
+  // (pushes carry the pages one rank writes), a round trip that the bulk rate of
+  // page_transfer_seconds leaves out: over tcp hosts a cut of Jacobi's rows off the page
+  // edge cost 0.1-0.3 ms an execution, several times the faults and mprotects alone.
+  if (s.balancer.fetch_round_trip < 0) {
+    s.balancer.fetch_round_trip = 0;
+    if (pages_cross_network()) {
+      const int peer = (s.me + 1) % s.nprocs;
+      round_trip_seconds(peer);  // the first message to a peer may set up its connection
+      std::vector<double> trips(5);
+      for (double& t : trips) t = round_trip_seconds(peer);
+      std::nth_element(trips.begin(), trips.begin() + 2, trips.end());
+      s.balancer.fetch_round_trip = trips[2];
+    }
+  }
+  return s.balancer.protect_seconds + s.balancer.fetch_round_trip;
+}
 
 void send_to(int rank, std::span<const std::byte> data) {
   require_init("dsm::detail::send_to");

@@ -69,10 +69,12 @@ bool changed_since(const void* addr, std::size_t bytes, std::uint64_t epoch);
 // fetch large enough to measure it).
 double page_transfer_seconds();
 
-// What a page written by two ranks costs each of them at every barrier in faults and
-// protection changes, beyond moving its diff: a write fault, a close at the interval end,
-// an invalidation and a fault that fetches (measured at dsm::init; 0 for a single rank).
-double page_protect_seconds();
+// What a page written by two ranks costs each of them at every barrier beyond moving its
+// diff: a write fault, a close at the interval end, an invalidation and a fault that fetches
+// (measured at dsm::init), and where pages cross a network the round trip of that fetch
+// (measured at the first call: the median of a few echoes to another rank). 0 for a single
+// rank.
+double shared_page_seconds();
 
 // Whether pages travel through a network stack (the tcp provider) rather than shared
 // memory: there a page moved costs more than the mprotects of fetching pages apart.
