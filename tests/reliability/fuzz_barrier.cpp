@@ -7,7 +7,8 @@
 // direct pushes (barrier_push) only to the receiver and of their writer's changes, and the
 // arrivals and departures naming them only for writers and readers they may name.
 //
-// Input: byte 0 = job size - 1 (1..64 ranks), byte 1 = fan-out - 1 (1..4), byte 2 = the
+// Input: byte 0 = job size - 1 (1..64 ranks), byte 1 = fan-out - 1 (1..4) and, above, whether
+// two ranks exchange arrivals (barrier.hpp), byte 2 = the
 // receiving rank, byte 3 = which decoder and sender (and the writer of a direct push), bytes 4-5 = allocated pages, the rest =
 // the message (its epoch is whatever it says: the receiver's is taken from it, then checked).
 #include <cstddef>
@@ -36,7 +37,7 @@ void check_push(const proto::Push& p, const proto::BarrierView& v) {
 
 void check_arrival(const proto::Arrival& a, int member, const proto::BarrierView& v) {
   auto stands_for = [&](std::uint32_t r) {
-    return member == v.me ? r == std::uint32_t(v.me) : proto::in_subtree(int(r), member, v.fanout);
+    return member == v.me || v.exchange ? r == std::uint32_t(member) : proto::in_subtree(int(r), member, v.fanout);
   };
   check(a.vt.size() == v.nprocs);
   for (const auto& in : a.intervals) check(in.proc < v.nprocs && stands_for(in.proc) && in.vt.size() == v.nprocs);
@@ -60,6 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   proto::BarrierView v{};
   v.nprocs = 1 + data[0] % 64;
   v.fanout = 1 + data[1] % 4;
+  v.exchange = v.nprocs == 2 && data[1] / 4 % 2 == 1;
   v.me = data[2] % int(v.nprocs);
   const int which = data[3] % 4;
   v.npages = std::uint32_t(data[4]) | std::uint32_t(data[5]) << 8;
@@ -86,9 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& x : d.direct) check(x.writer < v.nprocs && x.writer != x.reader && for_here(x.reader));
       }
     } else {
-      // From this rank itself, or from its first child (if it has one).
+      // From this rank itself, or from its first child (if it has one), or under exchange
+      // from the other rank.
       const auto children = proto::barrier_children(v.me, int(v.nprocs), v.fanout);
-      const int member = which == 0 || children.empty() ? v.me : children.front();
+      const int member = which == 0 ? v.me : v.exchange ? 1 - v.me : children.empty() ? v.me : children.front();
       check_arrival(proto::decode_arrival(msg, member, v), member, v);
     }
   } catch (const proto::codec::DecodeError&) {

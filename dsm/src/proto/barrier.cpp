@@ -13,12 +13,48 @@ namespace dsm::proto {
 
 BarrierView barrier_view(std::uint64_t epoch) {
   const auto& s = state();
-  return {std::uint32_t(s.nprocs), s.heap.allocated.load(), s.me, s.sync.barrier.fanout, epoch};
+  return {std::uint32_t(s.nprocs), s.heap.allocated.load(), s.me, s.sync.barrier.fanout, epoch, s.sync.barrier.exchange};
 }
 
 int barrier_hub() {
   const auto& s = state();
-  return s.sync.barrier.members.size() > 1 || s.me == 0 ? s.me : barrier_parent(s.me, s.sync.barrier.fanout);
+  const auto& b = s.sync.barrier;
+  if (b.exchange) return 1 - s.me;
+  return b.members.size() > 1 || s.me == 0 ? s.me : barrier_parent(s.me, b.fanout);
+}
+
+namespace {
+
+void report_mismatch(const std::vector<std::uint64_t>& calls) {
+  std::string names;
+  for (std::size_t p = 0; p < calls.size(); ++p) {
+    const std::uint64_t call = calls[p];
+    names += " rank " + std::to_string(p) + ": " +
+             (call == 0 ? "dsm::barrier" : call == finalize_call ? "dsm::finalize" : "dsm::alloc of " + std::to_string(call) + " bytes") +
+             (p + 1 < calls.size() ? "," : "\n");
+  }
+  std::fprintf(stderr,
+               "dsm: ranks reached different collective calls (dsm::alloc with different sizes, or "
+               "dsm::barrier, dsm::alloc and dsm::finalize in a different order):%s",
+               names.c_str());
+}
+
+}  // namespace
+
+Departure exchanged_departure(std::span<const std::byte> payload, const BarrierView& v, const Arrived& mine) {
+  const int other = 1 - v.me;
+  Arrival a = decode_arrival(payload, other, v);
+  Departure d;
+  for (Interval& in : a.intervals)
+    if (in.idx >= mine.vt[in.proc]) d.intervals.push_back(std::move(in));
+  d.blobs.resize(2);
+  d.blobs[std::size_t(other)] = a.ranks.front().blob;
+  d.gc = std::max(a.protocol_bytes, mine.protocol_bytes) > mine.gc_bound;
+  d.mismatch = a.ranks.front().call != mine.call;
+  if (d.mismatch && v.me == 0) report_mismatch({mine.call, a.ranks.front().call});
+  d.pushes = std::move(a.pushes);
+  d.direct = std::move(a.direct);
+  return d;
 }
 
 namespace {
@@ -103,20 +139,6 @@ void send_departures(const Outgoing& out, net::Payload parent = {}) {
   for (auto& a : b.arrivals) a = Arrival{};
 }
 
-void report_mismatch(const std::vector<std::uint64_t>& calls) {
-  std::string names;
-  for (std::size_t p = 0; p < calls.size(); ++p) {
-    const std::uint64_t call = calls[p];
-    names += " rank " + std::to_string(p) + ": " +
-             (call == 0 ? "dsm::barrier" : call == finalize_call ? "dsm::finalize" : "dsm::alloc of " + std::to_string(call) + " bytes") +
-             (p + 1 < calls.size() ? "," : "\n");
-  }
-  std::fprintf(stderr,
-               "dsm: ranks reached different collective calls (dsm::alloc with different sizes, or "
-               "dsm::barrier, dsm::alloc and dsm::finalize in a different order):%s",
-               names.c_str());
-}
-
 // Every member arrived: the root decides the departures, another rank gathers for its parent.
 void gathered() {
   auto& s = state();
@@ -176,6 +198,11 @@ void gathered() {
 void on_barrier_arrive(int src, std::span<const std::byte> payload) {
   auto& s = state();
   auto& b = s.sync.barrier;
+  if (b.exchange) {
+    if (src != 1 - s.me) throw codec::DecodeError("barrier arrival at a rank that does not gather for its sender");
+    post_queued(src, barrier_arrive, payload);
+    return;
+  }
   const auto m = std::find(b.members.begin(), b.members.end(), src);
   if (m == b.members.end() || (b.members.size() == 1 && s.me != 0))
     throw codec::DecodeError("barrier arrival at a rank that does not gather for its sender");

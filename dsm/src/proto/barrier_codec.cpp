@@ -80,7 +80,7 @@ Push decode_push(codec::Reader& r, std::uint32_t nprocs, std::uint32_t npages, R
 
 // The ranks member `m` of this rank's gathering stands for: itself alone, or a child's subtree.
 bool stands_for(int m, int rank, const BarrierView& v) {
-  return m == v.me ? rank == v.me : in_subtree(rank, m, v.fanout);
+  return m == v.me || v.exchange ? rank == m : in_subtree(rank, m, v.fanout);
 }
 
 // Direct pushes as put_direct left them; `ok` says which this message may name.

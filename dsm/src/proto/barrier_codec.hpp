@@ -23,7 +23,8 @@ bool in_subtree(int rank, int root, int fanout);
 struct BarrierView {
   std::uint32_t nprocs, npages;  // job size, allocated pages
   int me, fanout;
-  std::uint64_t epoch;  // the barrier under way
+  std::uint64_t epoch;    // the barrier under way
+  bool exchange = false;  // an arrival stands for its sender alone (two ranks, barrier.hpp)
 };
 
 // A writer's pushes to one reader that travel in a message of their own (barrier_push),

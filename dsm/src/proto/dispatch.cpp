@@ -24,7 +24,7 @@ void handle_message(int src, std::uint16_t type, std::span<const std::byte> payl
       case echo_reply: post_inbox(src, Msg(type), payload); return;
       case echo_request: s.net->send(src, echo_reply, payload); return;
       case channel_data: post_channel(src, payload); return;
-      case barrier_push: post_push(src, payload); return;
+      case barrier_push: post_queued(src, barrier_push, payload); return;
       default: throw codec::DecodeError("unknown message type");
     }
   } catch (const codec::DecodeError& e) {

@@ -83,21 +83,32 @@ auto wait_for(Msg type, int from, Take take) {
   }
 }
 
+// The first reply in the inbox, under s.mu.
+std::optional<Reply> first_reply() {
+  auto& s = state();
+  if (s.inbox.replies.empty()) return std::nullopt;
+  Reply r = std::move(s.inbox.replies.front());
+  s.inbox.replies.pop_front();
+  return r;
+}
+
+// Fatal unless `m` is of `type` and from `from` (-1: any rank).
+Reply&& expected(Reply&& m, Msg type, int from) {
+  if (m.type != type || (from >= 0 && m.src != from))
+    fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
+          from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
+  return std::move(m);
+}
+
 }  // namespace
 
 Reply wait_inbox(Msg type, int from) {
   auto& s = state();
-  Reply m = wait_for(type, from, [&]() -> std::optional<Reply> {
-    std::lock_guard lk(s.mu);
-    if (s.inbox.replies.empty()) return std::nullopt;
-    Reply r = std::move(s.inbox.replies.front());
-    s.inbox.replies.pop_front();
-    return r;
-  });
-  if (m.type != type || (from >= 0 && m.src != from))
-    fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
-          from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
-  return m;
+  return expected(wait_for(type, from, [&] {
+                    std::lock_guard lk(s.mu);
+                    return first_reply();
+                  }),
+                  type, from);
 }
 
 void send_channel(int dest, std::span<const std::byte> data) {
@@ -149,24 +160,26 @@ void post_inbox(int src, Msg type, std::span<const std::byte> payload) {
   s.inbox.arrived.notify();
 }
 
-Reply wait_push(int from) {
+Reply wait_queued(Msg type, int from) {
   auto& s = state();
-  return wait_for(barrier_push, from, [&]() -> std::optional<Reply> {
+  return expected(wait_for(type, from, [&]() -> std::optional<Reply> {
     std::lock_guard lk(s.mu);
-    const auto it = s.inbox.pushes.find(from);
-    if (it == s.inbox.pushes.end() || it->second.empty()) return std::nullopt;
+    // The application thread asked for no reply: one in the inbox is forged or duplicated.
+    if (auto stray = first_reply()) return stray;
+    const auto it = s.inbox.queued.find({type, from});
+    if (it == s.inbox.queued.end() || it->second.empty()) return std::nullopt;
     Reply m = std::move(it->second.front());
     it->second.pop_front();
     return m;
-  });
+  }), type, from);
 }
 
-void post_push(int src, std::span<const std::byte> payload) {
+void post_queued(int src, Msg type, std::span<const std::byte> payload) {
   auto& s = state();
-  Reply reply = kept_reply(src, barrier_push, payload);
+  Reply reply = kept_reply(src, type, payload);
   {
     std::lock_guard lk(s.mu);
-    s.inbox.pushes[src].push_back(std::move(reply));
+    s.inbox.queued[{type, src}].push_back(std::move(reply));
   }
   s.inbox.arrived.notify();
 }

@@ -36,11 +36,12 @@ std::string waiting_for();
 // Called by the handler given `payload`.
 void post_inbox(int src, Msg type, std::span<const std::byte> payload);
 
-// Direct pushes (barrier_push): queued by sender whatever the application thread waits for
-// when they come, taken by the barrier's merge that the departure names them for.
-Reply wait_push(int from);
-// Called by the handler of a direct push.
-void post_push(int src, std::span<const std::byte> payload);
+// Direct pushes (barrier_push), and under exchange arrivals (barrier_arrive): queued by type
+// and sender whatever the application thread waits for when they come, taken by the barrier
+// they belong to.
+Reply wait_queued(Msg type, int from);
+// Called by their handlers.
+void post_queued(int src, Msg type, std::span<const std::byte> payload);
 
 // Channels: data sent by value from one rank's application thread to another's, outside the
 // consistency protocol (a pipeline's boundary strip). Messages from one rank arrive in the

@@ -138,6 +138,7 @@ struct LockToken {
 struct BarrierNode {  // gathering on rank 0 and every rank with children; handlers only
   std::uint64_t epoch = 0;
   int fanout = 3;
+  bool exchange = false;           // two ranks that send each other their arrivals (barrier.hpp)
   std::vector<int> members;        // this rank, then its children
   std::vector<Arrival> arrivals;   // by member
   std::vector<net::Payload> kept;  // by member: what its arrival's spans point into
@@ -297,8 +298,10 @@ struct Inbox {
   // Channel messages by sender: data a rank sent this one by value, taken in the order sent
   // whenever the application thread asks for the next one (wait_channel).
   std::map<int, std::deque<std::vector<std::byte>>> channel;
-  // Direct pushes by writer (barrier_push), until the merge of their barrier.
-  std::map<int, std::deque<Reply>> pushes;
+  // Messages of the barrier by type and sender, whatever the application thread waits for
+  // when they come: direct pushes (barrier_push) and, under exchange, the other rank's
+  // arrivals (barrier.hpp), until the merge of their barrier.
+  std::map<std::pair<Msg, int>, std::deque<Reply>> queued;
   // What the application thread waits for, for a message when a peer goes silent: the
   // reply's type (0: none) and sender (-1: any).
   std::atomic<std::uint16_t> waiting_type{0};

@@ -103,6 +103,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
     board::StateScope in_barrier(board::RankState::barrier);
     codec::Writer w;
     const int hub = barrier_hub();
+    const bool exchange = s.sync.barrier.exchange;
+    Arrived arrived{{}, call, 0, s.gc.bound};
     std::vector<DirectMessage> direct;
     {
       std::lock_guard lk(s.mu);
@@ -110,7 +112,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
       for (std::size_t l = 0; s.sync.locks_in_use > 0 && l < s.sync.tokens.size(); ++l)
         check_held_through_barrier(int(l));
       w.put(s.sync.epoch);
-      w.array<std::uint32_t>(s.intervals.log.vector_time());
+      arrived.vt = s.intervals.log.vector_time();
+      w.array<std::uint32_t>(arrived.vt);
       auto mine = s.intervals.log.since(std::uint32_t(s.me), s.intervals.last_sent);
       encode_list(w, mine);
       const Interval* newest = mine.empty() ? nullptr : mine.back();
@@ -121,7 +124,8 @@ void barrier_with(std::uint64_t call, bool collecting) {
       w.bytes(s.balancer.my_blob);
       s.balancer.sent_blob = std::move(s.balancer.my_blob);
       s.balancer.my_blob.clear();
-      w.put<std::uint64_t>(collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes());
+      arrived.protocol_bytes = collecting ? 0 : s.served.diff_bytes + s.intervals.log.bytes();
+      w.put(arrived.protocol_bytes);
       direct = encode_pushes(w, newest, hub, s.sync.epoch);
       std::vector<DirectPush> named;
       for (const DirectMessage& d : direct) named.push_back({std::uint32_t(s.me), d.reader});
@@ -134,11 +138,11 @@ void barrier_with(std::uint64_t call, bool collecting) {
     // woken on the same core.
     if (s.poll_ns > 0) s.net->set_polling(true);
     s.net->send_lazy(hub, barrier_arrive, w.take());
-    const Reply reply = wait_inbox(barrier_depart, hub);
+    const Reply reply = exchange ? wait_queued(barrier_arrive, hub) : wait_inbox(barrier_depart, hub);
     bool gc = false, mismatch = false;
     try {
       const BarrierView view = barrier_view(s.sync.epoch);
-      Departure d = decode_departure(reply.payload(), view, true);
+      Departure d = exchange ? exchanged_departure(reply.payload(), view, arrived) : decode_departure(reply.payload(), view, true);
       gc = d.gc;
       mismatch = d.mismatch;
       s.balancer.blobs.resize(d.blobs.size());
@@ -152,7 +156,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
       b.pushes_kept.clear();
       std::vector<Reply> direct_in;
       for (const DirectPush& x : d.direct) {
-        direct_in.push_back(wait_push(int(x.writer)));
+        direct_in.push_back(wait_queued(barrier_push, int(x.writer)));
         const std::vector<Push> pushed = decode_direct_pushes(direct_in.back().payload(), int(x.writer), view);
         d.pushes.insert(d.pushes.end(), pushed.begin(), pushed.end());
       }

@@ -194,6 +194,8 @@ void init(int, char**) {
     // Four tcp hosts: rank 1's halo rows for rank 2 went through rank 0 and crossed the
     // network twice, 1.8x MPI's bytes an iteration where sent straight they cost 1.04x.
     s.sync.relayed_push_pages = std::getenv("DSM_DIRECT_PUSH") || env.provider == "shm" ? s.sync.direct_push_pages : 1;
+    // Two ranks on one host send each other their arrivals (barrier.hpp).
+    b.exchange = s.nprocs == 2 && env_int("DSM_BARRIER_EXCHANGE", env.provider == "shm", 0, 1) == 1;
     b.members = proto::barrier_children(s.me, s.nprocs, b.fanout);
     b.members.insert(b.members.begin(), s.me);
     b.arrivals.resize(b.members.size());
