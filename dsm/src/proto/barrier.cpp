@@ -51,7 +51,8 @@ Departure exchanged_departure(std::span<const std::byte> payload, const BarrierV
   d.blobs[std::size_t(other)] = a.ranks.front().blob;
   d.gc = std::max(a.protocol_bytes, mine.protocol_bytes) > mine.gc_bound;
   d.mismatch = a.ranks.front().call != mine.call;
-  if (d.mismatch && v.me == 0) report_mismatch({mine.call, a.ranks.front().call});
+  // Named on both ranks: the first to stop brings the job down, maybe before the other prints.
+  if (d.mismatch) report_mismatch(v.me == 0 ? std::vector{mine.call, a.ranks.front().call} : std::vector{a.ranks.front().call, mine.call});
   d.pushes = std::move(a.pushes);
   d.direct = std::move(a.direct);
   return d;

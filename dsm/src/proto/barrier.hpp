@@ -36,7 +36,7 @@ struct Arrived {
   std::uint64_t call = 0, protocol_bytes = 0, gc_bound = 0;
 };
 // The departure the other rank's arrival `payload` makes for this rank (its own blob left
-// empty); a mismatch of collective calls is reported on rank 0.
+// empty); a mismatch of collective calls is reported (on both ranks).
 Departure exchanged_departure(std::span<const std::byte> payload, const BarrierView& v, const Arrived& mine);
 
 // What decoding a barrier message of barrier `epoch` takes from this rank.
