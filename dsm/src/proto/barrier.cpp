@@ -49,7 +49,7 @@ Departure exchanged_departure(std::span<const std::byte> payload, const BarrierV
     if (in.idx >= mine.vt[in.proc]) d.intervals.push_back(std::move(in));
   d.blobs.resize(2);
   d.blobs[std::size_t(other)] = a.ranks.front().blob;
-  d.gc = std::max(a.protocol_bytes, mine.protocol_bytes) > mine.gc_bound;
+  d.gc = std::max(a.protocol_bytes, mine.protocol_bytes) > state().gc.bound;
   d.mismatch = a.ranks.front().call != mine.call;
   // Named on both ranks: the first to stop brings the job down, maybe before the other prints.
   if (d.mismatch) report_mismatch(v.me == 0 ? std::vector{mine.call, a.ranks.front().call} : std::vector{a.ranks.front().call, mine.call});

@@ -33,7 +33,7 @@ constexpr int default_barrier_fanout = 3;
 // own arrival said, to read the other's by:
 struct Arrived {
   VectorTime vt;
-  std::uint64_t call = 0, protocol_bytes = 0, gc_bound = 0;
+  std::uint64_t call = 0, protocol_bytes = 0;
 };
 // The departure the other rank's arrival `payload` makes for this rank (its own blob left
 // empty); a mismatch of collective calls is reported (on both ranks).

@@ -93,11 +93,11 @@ std::optional<Reply> first_reply() {
 }
 
 // Fatal unless `m` is of `type` and from `from` (-1: any rank).
-Reply&& expected(Reply&& m, Msg type, int from) {
+Reply expected(Reply m, Msg type, int from) {
   if (m.type != type || (from >= 0 && m.src != from))
     fatal("a %s from rank %d where a %s from %s was due", msg_name(m.type), m.src, msg_name(type),
           from >= 0 ? ("rank " + std::to_string(from)).c_str() : "any rank");
-  return std::move(m);
+  return m;
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ void barrier_with(std::uint64_t call, bool collecting) {
     codec::Writer w;
     const int hub = barrier_hub();
     const bool exchange = s.sync.barrier.exchange;
-    Arrived arrived{{}, call, 0, s.gc.bound};
+    Arrived arrived{{}, call, 0};
     std::vector<DirectMessage> direct;
     {
       std::lock_guard lk(s.mu);
