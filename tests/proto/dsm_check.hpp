@@ -37,6 +37,7 @@ void claims(unsigned seed, int phases);
 void boundary(int phases);
 void quiet_holds(int steps);
 void moved_block(int steps);
+void served_as_barrier_ends(int rounds);
 void renewed_holds(int steps);
 void allocation_tail(int steps);
 void own_bad_rank();

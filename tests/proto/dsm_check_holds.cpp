@@ -10,9 +10,11 @@
 #include "runtime/stats.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace dsm_check {
@@ -177,6 +179,47 @@ void quiet_holds(int steps) {
   }
   expect(quiet_pushes == 0, "pages pushed at barriers where nothing changed", me, quiet_pushes, 0);
   expect(P == 1 || pushed() > pushes_before, "pages pushed in all", me, pushed() - pushes_before, 1);
+}
+
+// A copy of a held page served as the barrier that announces the hold ends (its holder waits
+// in it, or has just taken in its departure) is one of the copies the holder's next
+// unchanged barrier leaves valid (Page::shown). Each round a fresh page is held by the last
+// rank; the first rank reads it right after that barrier, which the holder leaves last
+// where barriers go down a chain (DSM_BARRIER_FANOUT=1). The holder then writes the page's
+// even words again, without a fault, and a third rank reads its odd words a little later,
+// before the holder arrives at the next barrier.
+// After the next barrier the first rank reads the new even words: had the third rank's
+// copy been taken as the only one shown, the holder would leave the page unannounced and
+// the first rank's copy stale.
+void served_as_barrier_ends(int rounds) {
+  const long words = 4096 / 8;
+  const int me = dsm::rank(), P = dsm::nprocs(), holder = P - 1, early = 0, late = 1;
+  auto* sh = dsm::alloc<std::uint64_t>(std::size_t(rounds) * words);
+  for (int round = 0; round < rounds; ++round) {
+    std::uint64_t* page = sh + round * words;
+    const auto first = [&](long w) { return stamped(2 * round + 1, w); };
+    const auto second = [&](long w) { return w % 2 == 0 ? stamped(2 * round + 2, w) : first(w); };
+    dsm::own(holder, page, 4096);
+    if (me == holder)
+      for (long w = 0; w < words; ++w) page[w] = first(w);
+    dsm::barrier();
+    // An odd word: the holder writes the even ones meanwhile.
+    if (me == early && early != holder)
+      expect(page[1] == first(1), "held page read as its barrier ends", round, long(page[1]), long(first(1)));
+    dsm::own(holder, page, 4096);
+    if (me == holder) {
+      for (long w = 0; w < words; w += 2) page[w] = second(w);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the late read comes meanwhile
+    }
+    if (me == late && late != holder) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      expect(page[1] == first(1), "odd word of a held page being written", round, long(page[1]), long(first(1)));
+    }
+    dsm::barrier();
+    for (long w = 0; w < words; ++w)
+      expect(page[w] == second(w), "held page after its holder wrote it again", w, long(page[w]), long(second(w)));
+    dsm::barrier();
+  }
 }
 
 // A block that moves to another rank, as the balancer moves rows, is fetched once by its new

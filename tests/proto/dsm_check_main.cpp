@@ -55,6 +55,7 @@ constexpr Mode modes[] = {
     {"within", 0, [](char**) { within(100); }},
     {"quiet_holds", 0, [](char**) { quiet_holds(60); }},
     {"moved_block", 0, [](char**) { moved_block(20); }},
+    {"served_as_barrier_ends", 0, [](char**) { served_as_barrier_ends(40); }},
     {"renewed_holds", 0, [](char**) { renewed_holds(40); }},
     {"allocation_tail", 0, [](char**) { allocation_tail(30); }},
     {"boundary", 0, [](char**) { boundary(60); }},

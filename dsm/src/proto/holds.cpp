@@ -89,7 +89,10 @@ std::span<const std::byte> show_held(std::uint32_t page) {
     pg.shown_stale = true;
     return {live, mem::page_size};
   }
-  if (pg.held_from >= s.sync.epoch) return {live, mem::page_size};
+  // Before the barrier that announces the hold has closed this rank's interval, another
+  // rank may hold an older valid copy, which an unannounced page would leave valid. From
+  // that close on, every copy is this one or is invalidated by the announcement.
+  if (pg.held_from >= s.sync.epoch && !s.sync.pages_as_closed) return {live, mem::page_size};
   pg.shown = take_page_buffer();
   std::memcpy(pg.shown.get(), live, mem::page_size);
   s.served.shown_pages.push_back(page);

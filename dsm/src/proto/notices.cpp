@@ -22,7 +22,7 @@ void take_whole(std::uint32_t first, std::uint32_t end) {
   });
 }
 
-void merge(std::vector<Interval> in, std::span<const Push> pushes) {
+void merge(std::vector<Interval> in, std::span<const Push> pushes, bool ends_barrier) {
   auto& s = state();
   auto& log = s.intervals.log;
   auto& whole_runs = s.intervals.whole_runs;
@@ -155,6 +155,10 @@ void merge(std::vector<Interval> in, std::span<const Push> pushes) {
   protect(invalidated, mem::Prot::none);
   protect(closed, mem::Prot::none);
   protect(revalidated, mem::Prot::read);
+  if (ends_barrier) {
+    s.sync.in_barrier = false;
+    ++s.sync.epoch;
+  }
 }
 
 }  // namespace dsm::proto

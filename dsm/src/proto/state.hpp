@@ -108,7 +108,8 @@ struct alignas(64) Page {
   std::unique_ptr<std::byte[]> shown;
   bool shown_stale = false;
   // The barrier epoch its hold began, or of the last collection (which left every rank a
-  // valid copy): until a barrier after it announced the page, no copy may be taken as shown.
+  // valid copy): until the barrier that announces the page has closed this rank's interval,
+  // no copy may be taken as shown.
   std::uint64_t held_from = 0;
   // Invalid, yet bytes [known_lo, known_hi) are up to date: a push of them alone brought the
   // whole-page change (known_proc, known_idx) there. While that change is all the page lacks,

@@ -160,16 +160,11 @@ void barrier_with(std::uint64_t call, bool collecting) {
         const std::vector<Push> pushed = decode_direct_pushes(direct_in.back().payload(), int(x.writer), view);
         d.pushes.insert(d.pushes.end(), pushed.begin(), pushed.end());
       }
-      merge(std::move(d.intervals), d.pushes);
+      merge(std::move(d.intervals), d.pushes, /*ends_barrier=*/true);
     } catch (const codec::DecodeError& e) {
       fatal("rejected barrier departure: %s", e.what());
     }
     if (mismatch) fatal("ranks reached different collective calls (rank 0 names them)");
-    {
-      std::lock_guard lk(s.mu);
-      s.sync.in_barrier = false;
-      ++s.sync.epoch;
-    }
     c.barriers.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t bytes = protocol_bytes();
     if (bytes > c.protocol_bytes_peak.load()) c.protocol_bytes_peak.store(bytes);
