@@ -163,12 +163,23 @@ void Transport::Impl::send(int dest, std::uint16_t type, std::span<const std::sp
     if (bells[dest].waiting.load(std::memory_order_seq_cst)) wake(dest);
   }
   if (!wait_for) return;
+  // A thread that polls (set_polling) has told senders not to wake the service thread, yet
+  // waiting here it dispatches nothing: the receive of a large payload that another rank
+  // sends meanwhile would wait for a service thread nobody wakes, while that rank may wait
+  // the same way for this one (two ranks that send each other large barrier arrivals at
+  // once). The flag is down while the send waits, and the service thread woken once for
+  // what came before.
+  const bool was_polling =
+      bell_mode ? bells[env.rank].polling.exchange(0, std::memory_order_seq_cst) != 0 : app_polling.exchange(false);
+  if (was_polling) wake(env.rank);
   int round = 0;
   while (!wait_for->done.load(std::memory_order_acquire)) {
     progress();
     keep_receiving();
     backoff(round);
   }
+  if (was_polling && bell_mode) bells[env.rank].polling.store(1, std::memory_order_seq_cst);
+  else if (was_polling) app_polling.store(true);
   if (wait_for != &wait_op) {
     std::lock_guard ol(owned_mu);
     owned_ops.erase(wait_for);
